@@ -1,0 +1,28 @@
+/* xattn config header — hand-written default (SPEC §6 format).
+ *
+ * The kernel build includes exactly one header of this format (CMake option
+ * XATTN_CONFIG_HEADER; this file by default). xattn-tune writes the same format
+ * with measured choices and full provenance.
+ *
+ * XATTN_CONFIG_CLASSES(X) lists rows
+ *   X(isa, dtype, d, dv, mode, extend_bucket, prefix_bucket,
+ *     variant, layout, schedule, threads)
+ * matched top to bottom against a call's class (see xattn_extend_bucket /
+ * xattn_prefix_bucket in xattn.h); "*" and -1 match anything; threads 0 means
+ * all available. The first matching row wins, so specific rows come first and
+ * the last row must match everything.
+ */
+#ifndef XATTN_CONFIG_HEADER_INCLUDED
+#define XATTN_CONFIG_HEADER_INCLUDED
+
+#define XATTN_CONFIG_PROVENANCE \
+  "hand-written default; not tuned; machine: none; compiler: any; commit: none; date: none; speedup: 1.00; inputs: none"
+
+#define XATTN_CONFIG_CLASSES(X)                                                        \
+  /* short extends on long prefixes: split the key range across threads */            \
+  X("*", "*", -1, -1, "*", 0, 2, "16x256", "kvsplit", "static", 0)                     \
+  X("*", "*", -1, -1, "*", 0, 3, "16x256", "kvsplit", "static", 0)                     \
+  /* everything else: GQA-grouped work items, dynamic schedule balances triangles */  \
+  X("*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0)
+
+#endif

@@ -1,0 +1,195 @@
+/* xattn — CPU extend attention (the prefill step of a serving engine).
+ *
+ * One entry point, xattn_extend_attention(), computes SPEC §1–2 for a batch of
+ * requests: each request's new (extend) tokens attend to their own keys and to a
+ * prefix read from a KV cache through a token table. xattn_reference() computes
+ * the same thing in fp64 and defines the right answer for every test.
+ *
+ * Every input is validated before anything is read; a bad input returns a status
+ * other than XATTN_OK and xattn_last_error() names the field and the reason.
+ */
+#ifndef XATTN_XATTN_H
+#define XATTN_XATTN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XATTN_VERSION_MAJOR 0
+#define XATTN_VERSION_MINOR 1
+
+/* ---- status ------------------------------------------------------------- */
+typedef enum xattn_status {
+  XATTN_OK = 0,
+  XATTN_ERR_NULL = 1,        /* a required pointer is NULL */
+  XATTN_ERR_SHAPE = 2,       /* a length, head count or head dim is invalid */
+  XATTN_ERR_INDEX = 3,       /* req_index / req_to_token / slot out of range */
+  XATTN_ERR_STRIDE = 4,      /* a stride is invalid (too small, overlapping) */
+  XATTN_ERR_MODE = 5,        /* unknown mode / align / window combination */
+  XATTN_ERR_DTYPE = 6,       /* unknown dtype */
+  XATTN_ERR_UNSUPPORTED = 7, /* variant / layout / ISA not built or not runnable */
+  XATTN_ERR_NOMEM = 8,       /* scratch allocation failed */
+  XATTN_ERR_IO = 9           /* file input/output (CLI and case loader only) */
+} xattn_status;
+
+/* Short name of a status ("ok", "null", "shape", ...). Never NULL. */
+const char *xattn_status_string(xattn_status s);
+/* One line describing the last error on this thread, naming the field and the
+ * reason, e.g. "extend_lens[3]: negative length -1". Empty after success. */
+const char *xattn_last_error(void);
+
+/* ---- problem description ------------------------------------------------ */
+typedef enum xattn_dtype { XATTN_F32 = 0, XATTN_BF16 = 1, XATTN_F16 = 2 } xattn_dtype;
+typedef enum xattn_index_type { XATTN_I32 = 0, XATTN_I64 = 1 } xattn_index_type;
+
+typedef enum xattn_mode {
+  XATTN_MODE_CAUSAL = 0,        /* j <= p (bottom-right) or j <= i (top-left) */
+  XATTN_MODE_BIDIRECTIONAL = 1, /* every j in 0..S_b-1, prefix included */
+  XATTN_MODE_CROSS = 2,         /* keys are encoder tokens 0..enc_len_b-1 from the cache */
+  XATTN_MODE_TREE = 3           /* every prefix key; extend key k iff tree_mask[b][i][k] */
+} xattn_mode;
+
+typedef enum xattn_align {
+  XATTN_ALIGN_BOTTOM_RIGHT = 0, /* default: query i of request b sits at p = P_b + i */
+  XATTN_ALIGN_TOP_LEFT = 1      /* causal only, parity checks: j <= i */
+} xattn_align;
+
+/* A [tokens, heads, dim] tensor: element (t, h, d) is at
+ * data + t * token_stride + h * head_stride + d   (strides in ELEMENTS).
+ * Only the last dimension must be contiguous. */
+typedef struct xattn_tensor {
+  const void *data;
+  int64_t token_stride;
+  int64_t head_stride;
+} xattn_tensor;
+
+typedef struct xattn_problem {
+  /* batch */
+  int32_t batch;                /* B >= 0 */
+  const int32_t *prefix_lens;   /* [B] P_b >= 0 */
+  const int32_t *extend_lens;   /* [B] E_b >= 0 */
+  const int32_t *extend_start;  /* [B] first row of request b in q/k_ext/v_ext/o;
+                                   NULL: packed in order (prefix sum of extend_lens) */
+  const int32_t *encoder_lens;  /* [B] cross mode only: enc_len_b */
+  int64_t total_tokens;         /* T: rows of q, k_ext, v_ext and o */
+
+  /* shapes */
+  int32_t heads_q, heads_kv;    /* H_Q % H_KV == 0 */
+  int32_t head_dim, head_dim_v; /* D, DV >= 1 */
+  xattn_dtype dtype;            /* of q, k, v, o and the cache */
+
+  /* tensors */
+  xattn_tensor q;               /* [T, H_Q, D] */
+  xattn_tensor k_ext;           /* [T, H_KV, D] */
+  xattn_tensor v_ext;           /* [T, H_KV, DV] */
+  xattn_tensor k_cache;         /* [slots, H_KV, D] */
+  xattn_tensor v_cache;         /* [slots, H_KV, DV] */
+  int64_t cache_slots;          /* rows of k_cache / v_cache */
+  void *o;                      /* [T, H_Q, DV] output */
+  int64_t o_token_stride, o_head_stride;
+
+  /* token table */
+  const void *req_to_token;     /* [max_reqs, max_ctx] of index_type */
+  xattn_index_type req_to_token_type;
+  int64_t max_reqs, max_ctx;
+  const int64_t *req_index;     /* [B] row of req_to_token used by request b */
+
+  /* score */
+  float scale;                  /* s = scale * <q, k> */
+  float logit_cap;              /* > 0: s = cap * tanh(s / cap); 0: off */
+  const float *sinks;           /* [H_Q] or NULL */
+
+  /* mask */
+  xattn_mode mode;
+  xattn_align align;
+  int32_t window_left, window_right; /* -1 = unbounded; p-left <= j <= p+right */
+  const uint8_t *tree_mask;     /* tree mode: [B, tree_max_extend, tree_max_extend], 0/1 */
+  int32_t tree_max_extend;      /* max_E: the tree_mask's per-request side */
+} xattn_problem;
+
+/* Fills *p with the defaults: causal, bottom-right, no window, no cap, no
+ * sinks, f32, i32 token table, zero sizes and NULL pointers. */
+void xattn_problem_init(xattn_problem *p);
+
+/* ---- how to run it -------------------------------------------------------- */
+typedef enum xattn_schedule { XATTN_SCHED_AUTO = 0, XATTN_SCHED_STATIC = 1, XATTN_SCHED_DYNAMIC = 2 } xattn_schedule;
+
+typedef struct xattn_options {
+  const char *variant; /* "BMxBN", e.g. "64x128"; NULL: from the config header */
+  const char *layout;  /* "flat", "gqa", "kvsplit"; NULL: from the config header */
+  const char *isa;     /* "scalar", "avx2", "avx512", "avx512bf16"; NULL: best runnable */
+  int threads;         /* <= 0: OpenMP's default */
+  xattn_schedule schedule;
+  int kv_splits;       /* kvsplit layout: number of key-range splits; <= 0: auto */
+} xattn_options;
+
+void xattn_options_init(xattn_options *o);
+
+/* Computes o. opts may be NULL (all defaults). Returns XATTN_OK or an error
+ * status; on error nothing has been read beyond what validation needs and o is
+ * untouched. Thread-safe: concurrent calls on different outputs are fine. */
+xattn_status xattn_extend_attention(const xattn_problem *p, const xattn_options *opts);
+
+/* Validation alone (what xattn_extend_attention does first). */
+xattn_status xattn_validate(const xattn_problem *p);
+
+/* fp64 reference, SPEC's definition. Writes out[t][h][dv] as doubles into a
+ * dense [T, H_Q, DV] array (p->o is ignored). Slow: O(T * S * (D + DV)). */
+xattn_status xattn_reference(const xattn_problem *p, double *out);
+
+/* Number of visible (query, key) pairs summed over query heads' positions,
+ * i.e. V of SPEC §5 (counted once per query token, not per head).
+ * FLOPs = 2 * H_Q * (D + DV) * V. Returns -1 on invalid input. */
+int64_t xattn_visible_pairs(const xattn_problem *p);
+
+/* ---- what this build has -------------------------------------------------- */
+/* Names are stable strings owned by the library. Counts are >= 1. */
+int xattn_isa_count(void);
+const char *xattn_isa_name(int i);    /* built ISA i, in preference order (best first) */
+int xattn_isa_runnable(const char *isa); /* 1 if built and this CPU can run it */
+const char *xattn_best_isa(void);     /* what NULL isa resolves to (honours XATTN_ISA env) */
+
+int xattn_variant_count(void);
+const char *xattn_variant_name(int i); /* "BMxBN" */
+int xattn_layout_count(void);
+const char *xattn_layout_name(int i);
+
+/* The config header the build was compiled with: its path as given to CMake,
+ * a one-line provenance summary, and the number of tuned classes it holds. */
+const char *xattn_config_header_path(void);
+const char *xattn_config_provenance(void);
+int xattn_config_class_count(void);
+
+/* What a call with these options would run (after config lookup and ISA
+ * resolution), without running it. Any out pointer may be NULL. */
+xattn_status xattn_resolve(const xattn_problem *p, const xattn_options *opts,
+                           const char **variant, const char **layout,
+                           const char **isa, int *threads);
+
+/* ---- workload classes (SPEC §6) ------------------------------------------
+ * The config header's table is keyed by ISA, dtype, D, DV, mode and two buckets
+ * of the batch: the longest extend and the longest prefix. The bucket bounds
+ * live here and nowhere else; the tuner and the kernels both call these. */
+#define XATTN_EXTEND_BUCKETS 4 /* max E_b: <=64, <=512, <=2048, >2048 */
+#define XATTN_PREFIX_BUCKETS 4 /* max P_b: 0, <=1024, <=8192, >8192 */
+int xattn_extend_bucket(int64_t max_extend);
+int xattn_prefix_bucket(int64_t max_prefix);
+const char *xattn_mode_name(xattn_mode m);              /* "causal", "bidirectional", "cross", "tree" */
+int xattn_mode_parse(const char *name, xattn_mode *m);  /* 0 on success */
+
+/* ---- dtype helpers -------------------------------------------------------- */
+size_t xattn_dtype_size(xattn_dtype t);
+const char *xattn_dtype_name(xattn_dtype t);              /* "f32", "bf16", "f16" */
+int xattn_dtype_parse(const char *name, xattn_dtype *t);  /* 0 on success */
+float xattn_bf16_to_f32(uint16_t x);
+uint16_t xattn_f32_to_bf16(float x); /* round to nearest even, NaN kept */
+float xattn_f16_to_f32(uint16_t x);
+uint16_t xattn_f32_to_f16(float x);  /* round to nearest even */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* XATTN_XATTN_H */

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs every build, test, benchmark and plotting dependency from Debian 12's
+# packages. Idempotent; run as root (or with sudo available). Python peers
+# (PyTorch, ONNX Runtime) are not installed here: see scripts/make-venv.sh.
+set -euo pipefail
+pkgs=(
+  build-essential cmake ninja-build pkg-config git   # toolchain
+  libbenchmark-dev libbenchmark-tools                 # Google Benchmark + compare.py
+  libhwloc-dev hwloc                                  # topology and binding
+  libcjson-dev                                        # JSON (cases, info, results)
+  libopenblas-dev                                     # BLAS baseline
+  likwid                                              # optional markers, likwid-bench
+  gnuplot-nox                                         # plots
+  python3 python3-scipy python3-numpy                 # compare (Mann-Whitney), case tooling
+)
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "install-deps: all ${#pkgs[@]} packages present" >&2
