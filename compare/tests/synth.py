@@ -18,12 +18,13 @@ import sys
 MACHINE = "synthetic-xeon-2c-00c0ffee"
 PEAK_FP32_1T = 150.0  # GFLOP/s per thread, made up
 
-# (suite, workload, tokens, visible pairs): FLOPs = 2*32*(128+128)*pairs (SPEC §5)
+# (suite, workload, extend tokens, visible pairs, distinct KV tokens):
+# H_Q = 32, H_KV = 8, D = DV = 128; FLOPs = 2*32*(128+128)*pairs (SPEC §5)
 WORKLOADS = [
-    ("causal-prefill", "E512", 512, 512 * 513 // 2),
-    ("causal-prefill", "E2048", 2048, 2048 * 2049 // 2),
-    ("bidirectional", "b16xE128", 16 * 128, 16 * 128 * 128),
-    ("prefix-mix", "rag4096+64", 64, 64 * 4096 + 64 * 65 // 2),
+    ("causal-prefill", "E512", 512, 512 * 513 // 2, 512),
+    ("causal-prefill", "E2048", 2048, 2048 * 2049 // 2, 2048),
+    ("bidirectional", "b16xE128", 16 * 128, 16 * 128 * 128, 16 * 128),
+    ("prefix-mix", "rag4096+64", 64, 64 * 4096 + 64 * 65 // 2, 4096 + 64),
 ]
 MODE_RATE = {"causal-prefill": 1.0, "bidirectional": 1.15, "prefix-mix": 0.8}
 VARIANT_RATE = {"16x64": 0.7, "16x256": 0.85, "32x64": 0.9, "32x256": 1.0, "64x64": 0.95, "64x256": 0.8}
@@ -43,9 +44,9 @@ def name_of(suite, wl, impl="xattn", variant="32x256", threads=2, dtype="f32"):
 
 
 def default_rows(variants=("32x256",), threads=(2,), impls=("xattn",), dtypes=("f32",)):
-    """[(name, flops, tokens, true_time_s)] for the cross product asked for."""
+    """[(name, flops, tokens, true_time_s, compulsory bytes)] for the cross product asked for."""
     rows = []
-    for suite, wl, tokens, pairs in WORKLOADS:
+    for suite, wl, tokens, pairs, kv in WORKLOADS:
         for impl in impls:
             for var in (variants if impl == "xattn" else ("-",)):
                 for th in threads:
@@ -53,12 +54,13 @@ def default_rows(variants=("32x256",), threads=(2,), impls=("xattn",), dtypes=("
                         rate = (PEAK_FP32_1T * 0.4 * th ** 0.9 * MODE_RATE[suite] * IMPL_RATE[impl]
                                 * VARIANT_RATE.get(var, 1.0) * (1.6 if dt == "bf16" else 1.0))
                         fl = flops_of(pairs)
-                        rows.append((name_of(suite, wl, impl, var, th, dt), fl, tokens, fl / (rate * 1e9)))
+                        nbytes = (4 if dt == "f32" else 2) * 256 * (tokens * 32 + kv * 8)
+                        rows.append((name_of(suite, wl, impl, var, th, dt), fl, tokens, fl / (rate * 1e9), nbytes))
     return rows
 
 
 def make_results(seed, reps=10, noise=0.01, slowdown=1.0, rows=None, commit="aaaaaaaaaaaa",
-                 machine=MACHINE, extra_context=None, slow_only=None):
+                 machine=MACHINE, extra_context=None, slow_only=None, with_bytes=False):
     """A results document. slowdown multiplies the time of every row, or only of
     rows whose name contains slow_only."""
     rnd = random.Random(seed)
@@ -74,7 +76,7 @@ def make_results(seed, reps=10, noise=0.01, slowdown=1.0, rows=None, commit="aaa
     }
     ctx.update(extra_context or {})
     out = []
-    for fam, (name, fl, tokens, t0) in enumerate(rows):
+    for fam, (name, fl, tokens, t0, nbytes) in enumerate(rows):
         s = slowdown if (slow_only is None or slow_only in name) else 1.0
         for i in range(reps):
             t = t0 * s * math.exp(rnd.gauss(0.0, noise))
@@ -89,12 +91,15 @@ def make_results(seed, reps=10, noise=0.01, slowdown=1.0, rows=None, commit="aaa
                 "flops": fl, "visible_pairs": fl / (2 * 32 * 256), "gflops": gf,
                 "tokens_per_s": tokens / t, "pct_peak": 100.0 * gf / peak,
             })
+            if with_bytes:
+                out[-1]["bytes"] = nbytes
     return {"context": ctx, "benchmarks": out}
 
 
 def peak_rows(threads=(1, 2)):
-    return [("suite:peak/wl:fma/dtype:f32/impl:peak/variant:-/layout:-/isa:avx512/threads:%d/place:compact" % t,
-             1e9 * t, 1, 1.0 / (PEAK_FP32_1T * t)) for t in threads]
+    return [("suite:peak/wl:fma/dtype:%s/impl:peak/variant:-/layout:-/isa:avx512/threads:%d/place:compact" % (d, t),
+             1e9 * t, 1, 1.0 / (PEAK_FP32_1T * (4 if d == "bf16" else 1)), 0)
+            for d in ("f32", "bf16") for t in threads]
 
 
 def write(path, data):
@@ -114,10 +119,35 @@ def write_fixtures(folder):
     write(os.path.join(folder, "other-machine.json"),
           make_results(4, reps=8, rows=rows, machine="other-cpu-4c-12345678"))
     write(os.path.join(folder, "disjoint.json"),
-          make_results(5, reps=8, rows=[(n.replace("suite:", "suite:x"), f, t, s) for n, f, t, s in rows]))
+          make_results(5, reps=8, rows=[(r[0].replace("suite:", "suite:x"),) + tuple(r[1:]) for r in rows]))
     with open(os.path.join(folder, "not-json.json"), "w") as f:
         f.write("{\"context\": {}, \"benchmarks\": [\n")
     write(os.path.join(folder, "not-benchmark.json"), {"hello": "world"})
+
+
+def write_report_fixtures(folder, results_dir_layout=True):
+    """A results tree with data for every figure of `xattn plot`: a default run
+    with peers, peaks, threads 1 and 2, byte counts and a bandwidth; a tuned run;
+    a variant sweep; two more commits for the trend. Returns the file paths."""
+    from xattnperf import results as res
+    paths = []
+    default = {"xattn_config_provenance": "hand-written default; not tuned", "xattn_mem_bw_gbs": "20.5"}
+    rows = (default_rows(threads=(1, 2), impls=("xattn", "blas", "torch", "ort"), dtypes=("f32", "bf16"))
+            + peak_rows())
+    for i, (commit, slow) in enumerate((("111111111111", 1.1), ("222222222222", 1.05), ("333333333333", 1.0))):
+        stamp = "20261201T0%d0000Z" % i
+        r = rows if i == 2 else default_rows(threads=(2,))
+        paths.append(res.store_json(folder, MACHINE, commit, "default", make_results(
+            10 + i, reps=5, rows=r, slowdown=slow, commit=commit, extra_context=default, with_bytes=True), stamp))
+    tuned = {"xattn_config_provenance": "tuned by xattn-tune; speedup: 1.08"}
+    trows = [(n.replace("variant:32x256", "variant:64x64"),) + tuple(r) for n, *r in
+             default_rows(threads=(1, 2), dtypes=("f32", "bf16"))]
+    paths.append(res.store_json(folder, MACHINE, "333333333333", "tuned", make_results(
+        20, reps=5, rows=trows, slowdown=0.92, commit="333333333333", extra_context=tuned), "20261201T030000Z"))
+    paths.append(res.store_json(folder, MACHINE, "333333333333", "variants", make_results(
+        21, reps=3, rows=default_rows(variants=tuple(VARIANT_RATE), threads=(2,)), commit="333333333333",
+        extra_context=default), "20261201T040000Z"))
+    return paths
 
 
 if __name__ == "__main__":
