@@ -79,7 +79,7 @@ def compare(base, head, alpha=0.05, threshold_pct=5.0, allow_mixed_machines=Fals
     return {
         "schema": COMPARE_SCHEMA,
         "created": utc_stamp(),
-        "alpha": alpha, "threshold_pct": threshold_pct, "utest": stats.UTEST_SOURCE,
+        "alpha": alpha, "threshold_pct": threshold_pct, "utest": stats.utest_source(),
         "base": _side_info(base, n_min), "head": _side_info(head, n_min),
         "machine": head.machine if base.machine == head.machine else "mixed",
         "rows": rows,

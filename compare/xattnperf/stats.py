@@ -9,9 +9,6 @@ import math
 import os
 import sys
 
-import numpy as np
-from scipy.stats import mannwhitneyu
-
 _GBENCH_DIRS = [os.environ.get("XATTN_GBENCH_DIR", ""), "/usr/share/benchmark"]
 
 
@@ -28,8 +25,24 @@ def _import_gbench_report():
     return None
 
 
-_report = _import_gbench_report()
-UTEST_SOURCE = "gbench.report.calc_utest" if _report else "scipy.stats.mannwhitneyu"
+_UNSET = object()
+_report_module = _UNSET
+
+
+def _gbench():
+    """gbench.report, imported on first use (it pulls in scipy, which takes a
+    noticeable fraction of a second: commands that refuse their input early
+    should not pay for it)."""
+    global _report_module
+    if _report_module is _UNSET:
+        _report_module = _import_gbench_report()
+    return _report_module
+
+
+def utest_source():
+    return "gbench.report.calc_utest" if _gbench() else "scipy.stats.mannwhitneyu"
+
+
 # Fewer samples than this a side and the two-sided U test cannot reach p < 0.05
 # at all (3 vs 3: smallest p is 0.1), so the tools warn about it.
 MIN_SAMPLES_FOR_SIGNIFICANCE = 4
@@ -42,6 +55,7 @@ def utest_pvalue(a, b):
     b = [float(x) for x in b]
     if len(a) < 2 or len(b) < 2:
         return None
+    _report = _gbench()
     if _report is not None:
         # calc_utest(cpu, real) tests both; we feed the same samples twice and use one.
         _, _, pvalue = _report.calc_utest([a, b], [a, b])
@@ -50,13 +64,13 @@ def utest_pvalue(a, b):
         return None
     if len(set(a) | set(b)) == 1:
         return 1.0  # all identical: no evidence of a difference
+    from scipy.stats import mannwhitneyu
     return float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
 
 
 def relative_change(old, new):
-    """(new - old) / |old|, as gbench computes it."""
-    if _report is not None:
-        return float(_report.calculate_change(old, new))
+    """(new - old) / |old|: gbench.report.calculate_change's formula (not imported
+    from there: it would load scipy just for a subtraction)."""
     if old == 0 and new == 0:
         return 0.0
     if old == 0:
@@ -65,7 +79,11 @@ def relative_change(old, new):
 
 
 def median(values):
-    return float(np.median(np.asarray(values, dtype=float))) if len(values) else float("nan")
+    vals = sorted(float(v) for v in values)
+    n = len(vals)
+    if not n:
+        return float("nan")
+    return vals[n // 2] if n % 2 else 0.5 * (vals[n // 2 - 1] + vals[n // 2])
 
 
 def geomean(values):
