@@ -181,7 +181,7 @@ class CompareTest(unittest.TestCase):
             calls = fh.read().split("\n")[:-1]
         self.assertEqual([c.split()[0] for c in calls], ["A", "B"] * 4, "rounds interleave A B A B")
         for c in calls:
-            self.assertIn("suite=smoke placement=cores=0,1 reps=3", c)
+            self.assertIn("suite=smoke placement=cores=0,1 reps=3 results-dir=none min_time=0.05", c)
         stored = sorted(glob.glob(os.path.join(self.results, "**", "*.json"), recursive=True))
         kinds = [results.classify_file(s) for s in stored]
         self.assertEqual(sorted(kinds), ["compare", "results", "results"])
