@@ -82,7 +82,7 @@ def main(argv=None):
             print("xattn plot: %s: no such file or folder" % i, file=sys.stderr)
             return 2
     ds = dataset.Dataset().add_paths(inputs)
-    if not ds.points and not ds.compares:
+    if not ds.points and not ds.compares and not ds.tune_reports:
         print("xattn plot: no results files or compare outputs in %s" % ", ".join(inputs), file=sys.stderr)
         return 2
     meta = []
@@ -95,6 +95,7 @@ def main(argv=None):
         if f.machine == machine:
             one.add_file(f)
     one.compares = ds.compares
+    one.tune_reports = [r for r in ds.tune_reports if not machine or r.get("machine") in (machine, None)]
     top = _repo_top()
     out = a.out or os.path.join(top or os.getcwd(), "plots", "out", utc_stamp())
     os.makedirs(out, exist_ok=True)
@@ -112,6 +113,7 @@ def main(argv=None):
         lambda: figures.modes(one),
         lambda: figures.scaling(one),
         lambda: figures.tuned_vs_default(one),
+        lambda: figures.tune_report(one),
         lambda: figures.commit_comparison(one),
         lambda: figures.trend(one, top),
         lambda: figures.peers(one),
