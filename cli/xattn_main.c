@@ -154,6 +154,7 @@ static int cmd_run(int argc, char **argv) {
       fprintf(stderr, "xattn: %s: out of memory for the reference\n", dir);
       goto done;
     }
+    p->o = o; /* the reference ignores o, but its validation wants a non-NULL one */
     if (xattn_reference(p, ref) != XATTN_OK) {
       fprintf(stderr, "xattn: %s: %s\n", dir, xattn_last_error());
       goto done;
