@@ -24,8 +24,9 @@ def oracle(case, a):
     hq, hkv = case["heads_q"], case["heads_kv"]
     d = case["head_dim"]
     dv = case.get("head_dim_v", d)
-    scale = case.get("scale", d ** -0.5)
-    cap = case.get("logit_cap", 0.0)
+    # the library holds scale and cap as float32: so does the oracle
+    scale = float(np.float32(case.get("scale", d ** -0.5)))
+    cap = float(np.float32(case.get("logit_cap", 0.0)))
     mode = case.get("mode", "causal")
     top_left = case.get("align", "bottom_right") == "top_left"
     left, right = case.get("window", [-1, -1])
