@@ -9,6 +9,7 @@
 #define KC 4
 #define PR 3  /* PV block: 3 rows x 4 dv vectors = 12 accumulators */
 #define PC 4
-#include "isa/item_f32.inc"
+#include "isa/kernels_f32.inc"
+#include "isa/item.inc"
 
 const xattn_isa_kernels xattn_isa_avx2 = {"avx2", item_scratch_bytes, item_table};

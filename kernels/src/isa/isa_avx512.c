@@ -11,6 +11,7 @@
 #define KC 4
 #define PR 6  /* PV block: 6 rows x 4 dv vectors = 24 accumulators */
 #define PC 4
-#include "isa/item_f32.inc"
+#include "isa/kernels_f32.inc"
+#include "isa/item.inc"
 
 const xattn_isa_kernels xattn_isa_avx512 = {"avx512", item_scratch_bytes, item_table};

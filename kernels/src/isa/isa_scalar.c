@@ -9,6 +9,7 @@
 #define KC 4  /* QK block: row vectors */
 #define PR 4  /* PV block: rows */
 #define PC 4  /* PV block: dv vectors */
-#include "isa/item_f32.inc"
+#include "isa/kernels_f32.inc"
+#include "isa/item.inc"
 
 const xattn_isa_kernels xattn_isa_scalar = {"scalar", item_scratch_bytes, item_table};

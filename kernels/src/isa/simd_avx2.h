@@ -63,7 +63,7 @@ static inline __m256i tail_mask8(int n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-static void cvt_to_f32(float *dst, const void *src, int n, xattn_dtype dt, float mul) {
+static inline void cvt_to_f32(float *dst, const void *src, int n, xattn_dtype dt, float mul) {
   const vf m = _mm256_set1_ps(mul);
   int i = 0;
   if (dt == XATTN_F32) {
@@ -85,7 +85,7 @@ static void cvt_to_f32(float *dst, const void *src, int n, xattn_dtype dt, float
   for (; i < n; i++) dst[i] = (dt == XATTN_BF16 ? xattn_bf16_to_f32(s[i]) : xattn_f16_to_f32(s[i])) * mul;
 }
 
-static void cvt_from_f32(void *dst, const float *src, int n, xattn_dtype dt, float mul) {
+static inline void cvt_from_f32(void *dst, const float *src, int n, xattn_dtype dt, float mul) {
   const vf m = _mm256_set1_ps(mul);
   int i = 0;
   if (dt == XATTN_F32) {

@@ -60,7 +60,7 @@ static inline vf load_f32_any(const void *src, int n, xattn_dtype dt) {
   return _mm512_cvtph_ps(h);
 }
 
-static void cvt_to_f32(float *dst, const void *src, int n, xattn_dtype dt, float mul) {
+static inline void cvt_to_f32(float *dst, const void *src, int n, xattn_dtype dt, float mul) {
   const size_t es = xattn_dtype_size(dt);
   const vf m = _mm512_set1_ps(mul);
   for (int i = 0; i < n; i += 16) {
@@ -77,7 +77,7 @@ static inline __m256i f32_to_bf16_rne(vf x) {
   return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
 }
 
-static void cvt_from_f32(void *dst, const float *src, int n, xattn_dtype dt, float mul) {
+static inline void cvt_from_f32(void *dst, const float *src, int n, xattn_dtype dt, float mul) {
   const vf m = _mm512_set1_ps(mul);
   for (int i = 0; i < n; i += 16) {
     const int c = n - i < 16 ? n - i : 16;

@@ -25,7 +25,7 @@ typedef int vmask;
 static inline vf v_tanh(vf x) { return tanhf(x); }
 
 /* Row conversions between storage dtypes and f32. */
-static void cvt_to_f32(float *dst, const void *src, int n, xattn_dtype dt, float mul) {
+static inline void cvt_to_f32(float *dst, const void *src, int n, xattn_dtype dt, float mul) {
   if (dt == XATTN_F32) {
     const float *s = (const float *)src;
     for (int i = 0; i < n; i++) dst[i] = s[i] * mul;
@@ -37,7 +37,7 @@ static void cvt_to_f32(float *dst, const void *src, int n, xattn_dtype dt, float
     for (int i = 0; i < n; i++) dst[i] = xattn_f16_to_f32(s[i]) * mul;
   }
 }
-static void cvt_from_f32(void *dst, const float *src, int n, xattn_dtype dt, float mul) {
+static inline void cvt_from_f32(void *dst, const float *src, int n, xattn_dtype dt, float mul) {
   if (dt == XATTN_F32) {
     float *d = (float *)dst;
     for (int i = 0; i < n; i++) d[i] = src[i] * mul;
