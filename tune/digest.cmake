@@ -3,6 +3,7 @@
 # build uses. The tuner keys its measurement cache on it, so measurements of
 # other kernel code are never reused. Rewrites OUT only when it changes.
 file(GLOB_RECURSE files RELATIVE ${SRC} ${SRC}/kernels/src/* ${SRC}/kernels/include/*)
+list(APPEND files kernels/CMakeLists.txt) # ISA flags and the variant filter live there
 list(SORT files)
 set(acc "")
 foreach(f ${files})

@@ -4,13 +4,20 @@
 
 #include <string.h>
 
-int64_t tune_scratch_bytes(const tune_class *cls, int block_m, int block_n) {
-  /* A work item holds, in fp32 (accumulation type): the Q tile BM x D, the
-   * K tile BN x D, the V tile BN x DV, the score tile BM x BN and the output
-   * accumulator BM x DV. These are re-read for every key block, so the
+int64_t tune_scratch_bytes(const tune_class *cls, const tune_cand *c) {
+  /* A work item holds, in fp32 (accumulation type): its Q rows x D, the K
+   * tile BN x D, the V tile BN x DV, the scores rows x BN and the output
+   * accumulators rows x DV. rows = BLOCK_M, times the query heads sharing a
+   * KV head for the gqa layout (capped at 512 rows like the kernels'
+   * XATTN_MAX_ITEM_ROWS). These are re-read for every key tile, so the
    * variant is built to keep them in the per-core L2. */
-  int64_t d = cls->d, dv = cls->dv, bm = block_m, bn = block_n;
-  return 4 * (bm * d + bn * d + bn * dv + bm * bn + bm * dv);
+  int64_t d = cls->d, dv = cls->dv, bn = c->block_n, rows = c->block_m;
+  if (!strcmp(c->layout, "gqa") && cls->heads_kv > 0) {
+    int64_t g = cls->heads_q / cls->heads_kv, fit = 512 / rows;
+    if (g > fit) g = fit;
+    rows *= g > 1 ? g : 1;
+  }
+  return 4 * (rows * d + bn * d + bn * dv + rows * bn + rows * dv);
 }
 
 typedef int (*prune_fn)(const tune_prune_ctx *x, const tune_cand *c);
@@ -28,7 +35,7 @@ static int block_n_beyond_keys(const tune_prune_ctx *x, const tune_cand *c) {
 static int scratch_beyond_l2(const tune_prune_ctx *x, const tune_cand *c) {
   if (x->m->l2_bytes <= 0) return 0;
   if (c->block_m == x->min_bm && c->block_n == x->min_bn) return 0;
-  return tune_scratch_bytes(x->cls, c->block_m, c->block_n) > x->m->l2_bytes;
+  return tune_scratch_bytes(x->cls, c) > x->m->l2_bytes;
 }
 static int threads_beyond_cores(const tune_prune_ctx *x, const tune_cand *c) {
   return x->m->cores > 0 && c->threads > x->m->cores;

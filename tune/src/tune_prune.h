@@ -20,7 +20,7 @@ typedef struct tune_prune_ctx {
 /* Name of the first constraint that prunes c, or NULL if it is kept. Counts it. */
 const char *tune_prune_check(const tune_prune_ctx *ctx, const tune_cand *c);
 /* Estimated per-thread working set of a variant for a class (bytes). */
-int64_t tune_scratch_bytes(const tune_class *cls, int block_m, int block_n);
+int64_t tune_scratch_bytes(const tune_class *cls, const tune_cand *c);
 void tune_prune_reset(void);
 /* "name: count" lines, one per constraint, with its description. */
 void tune_prune_report(FILE *f, const char *prefix);

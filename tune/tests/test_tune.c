@@ -173,7 +173,7 @@ static int test_space(void) {
   m.l2_bytes = 1 << 20;
   int n2 = tune_space_enumerate(&mla, &a, &m, c, 512);
   for (int i = 0; i < n2; i++)
-    CHECK(tune_scratch_bytes(&mla, c[i].block_m, c[i].block_n) <= m.l2_bytes ||
+    CHECK(tune_scratch_bytes(&mla, &c[i]) <= m.l2_bytes ||
               (c[i].block_m == 16 && c[i].block_n == 64),
           "%s exceeds L2", c[i].key);
   CHECK(n2 < n0, "scratch constraint pruned nothing for MLA dims");
