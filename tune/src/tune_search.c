@@ -262,52 +262,68 @@ static long affordable_reps(const run_ctx *rc) {
   return a < 1 ? 1 : a;
 }
 
+/* Brings slots[0..count) to r repetitions, one repetition of every candidate
+ * per pass (round robin), so that a drift of the machine's load spreads over
+ * all candidates instead of favouring the ones measured in a quiet moment.
+ * Returns ST_BUDGET if the budget ran out, else ST_OK; *ok counts the
+ * candidates that reached r. */
+static int measure_round(run_ctx *rc, const tune_cand *cands, slot *slots, int count, int r,
+                         const char *what, int *ok) {
+  *ok = 0;
+  for (int rr = 1; rr <= r; rr++) {
+    for (int i = 0; i < count; i++) {
+      slot *s = &slots[i];
+      if (s->used >= rr || !s->alive) continue; /* done, rejected or failed */
+      snprintf(rc->stage, sizeof rc->stage, "%s: rep %d/%d, candidate %d/%d", what, rr, r, i + 1, count);
+      int st = measure_to(rc, cands, s, rr);
+      if (st == ST_BUDGET) return ST_BUDGET;
+    }
+  }
+  for (int i = 0; i < count; i++) *ok += slots[i].alive && slots[i].used >= r;
+  return ST_OK;
+}
+
 static int search(run_ctx *rc, const tune_cand *cands, int n, slot *slots) {
   const tune_settings *set = rc->set;
   tune_rng rng;
   tune_rng_seed(&rng, set->seed ^ tune_hash64(rc->cls->key, 0));
   for (int i = 0; i < n; i++) slots[i] = (slot){i, 1, 0, 0};
+  /* a seeded random order: the enumeration order (variant-major) must not
+   * line up with slow drifts of the machine */
+  shuffle(slots, n, &rng);
   long afford = affordable_reps(rc);
-  int complete = 1;
+  int ok;
 
   if (set->strategy == TUNE_EXHAUSTIVE) {
     rc->out->n_considered = n;
     rc->planned = rc->done + (long)n * set->reps + 2L * set->final_reps;
-    for (int i = 0; i < n; i++) {
-      snprintf(rc->stage, sizeof rc->stage, "exhaustive %d/%d x %d reps", i + 1, n, set->reps);
-      if (measure_to(rc, cands, &slots[i], set->reps) == ST_BUDGET) {
-        complete = 0;
-        break;
-      }
-    }
-    return complete;
+    return measure_round(rc, cands, slots, n, set->reps, "exhaustive", &ok) == ST_OK;
   }
 
   if (set->strategy == TUNE_RANDOM) {
-    shuffle(slots, n, &rng);
     long k = set->random_count > 0 ? set->random_count : n;
     if (k > n) k = n;
     if (k > afford / set->reps) k = afford / set->reps > 0 ? afford / set->reps : 1;
     rc->out->n_considered = (int)k;
     rc->planned = rc->done + k * set->reps + 2L * set->final_reps;
-    int measured = 0;
-    for (int i = 0; i < n && measured < k; i++) {
-      snprintf(rc->stage, sizeof rc->stage, "random %d/%ld x %d reps", measured + 1, k, set->reps);
-      int st = measure_to(rc, cands, &slots[i], set->reps);
-      if (st == ST_BUDGET) {
+    /* the first k that verify: rejected ones are replaced by the next in line */
+    int complete = 1, take = (int)k;
+    for (;;) {
+      if (measure_round(rc, cands, slots, take, set->reps, "random", &ok) != ST_OK) {
         complete = 0;
         break;
       }
-      if (st == ST_OK) measured++;
+      if (ok >= k || take >= n) break;
+      take += (int)k - ok;
+      if (take > n) take = n;
     }
     return complete;
   }
 
   /* successive halving, on a random subsample if the budget cannot pay for all */
-  int m = n;
+  int m = n, complete = 1;
   while (m > 1 && halving_cost(m, set->eta, set->reps) > afford) m--;
   if (m < n) {
-    shuffle(slots, n, &rng);
     complete = 0;
     fprintf(stderr, "[tune] class %s: budget pays for halving over %d of %d candidates\n",
             rc->cls->key, m, n);
@@ -316,20 +332,12 @@ static int search(run_ctx *rc, const tune_cand *cands, int n, slot *slots) {
   rc->planned = rc->done + halving_cost(m, set->eta, set->reps) + 2L * set->final_reps;
   int alive = m, r = 1, round = 0;
   for (;;) {
-    int measured = 0;
-    for (int i = 0; i < alive; i++) {
-      snprintf(rc->stage, sizeof rc->stage, "halving round %d: %d/%d x %d reps", round, i + 1,
-               alive, r);
-      int st = measure_to(rc, cands, &slots[i], r);
-      if (st == ST_BUDGET) {
-        complete = 0;
-        return complete;
-      }
-      if (st == ST_OK) measured++;
-    }
+    char what[48];
+    snprintf(what, sizeof what, "halving round %d (%d cands)", round, alive);
+    if (measure_round(rc, cands, slots, alive, r, what, &ok) != ST_OK) return 0;
     /* order: survivors first, by median of their first r repetitions */
     qsort(slots, (size_t)alive, sizeof(slot), cmp_slot);
-    alive = measured;
+    alive = ok;
     if (alive <= 1 || r >= set->reps) break;
     alive = (alive + set->eta - 1) / set->eta;
     r = r * set->eta < set->reps ? r * set->eta : set->reps;

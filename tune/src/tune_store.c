@@ -24,6 +24,7 @@ struct tune_store {
   entry *e;
   int n, cap;
   int loaded, dropped;
+  int durable;
 };
 
 static char *dupstr(const char *s) {
@@ -93,7 +94,7 @@ static int write_line(tune_store *s, cJSON *obj) {
     off += (size_t)w;
   }
   free(line);
-  return fsync(s->fd);
+  return s->durable ? fsync(s->fd) : 0;
 }
 
 static const char *id_fields[] = {"machine", "cpu_model", "topology", "compiler", "cflags",
@@ -218,6 +219,7 @@ tune_store *tune_store_open(const char *path, const tune_identity *id, int fresh
   if (!s) return NULL;
   s->path = dupstr(path);
   s->fd = -1;
+  s->durable = 1;
   struct stat st;
   if (fresh && stat(path, &st) == 0) {
     char aside[4096];
@@ -319,6 +321,8 @@ int tune_store_add_verdict(tune_store *s, const char *cls, const char *cand, int
   e->why = dupstr(why ? why : "");
   return 0;
 }
+
+void tune_store_set_durable(tune_store *s, int durable) { s->durable = durable; }
 
 int tune_store_loaded(const tune_store *s) { return s->loaded; }
 int tune_store_dropped(const tune_store *s) { return s->dropped; }

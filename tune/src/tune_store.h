@@ -25,6 +25,9 @@ typedef struct tune_store tune_store;
 tune_store *tune_store_open(const char *path, const tune_identity *id, int fresh, char *err,
                             size_t errn);
 void tune_store_close(tune_store *s);
+/* durable = 0 skips the fsync per record (tests that replay thousands of
+ * fake measurements; never the tool, whose runs must survive kill -9). */
+void tune_store_set_durable(tune_store *s, int durable);
 
 /* Repetitions recorded for (class, candidate, phase); *times stays valid until
  * the next add. Returns their number (0 if none). */
