@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "internal/error.h"
+#include "internal/validate.h"
 
 /* Element d of a [rows, heads, dim] tensor as a double. */
 static double load(const xattn_problem *p, const xattn_tensor *t, int64_t row, int64_t head, int64_t d) {
@@ -59,7 +60,7 @@ static void key_source(const xattn_problem *p, int32_t b, int64_t j, int64_t row
 }
 
 xattn_status xattn_reference(const xattn_problem *p, double *out) {
-  xattn_status s = xattn_validate(p);
+  xattn_status s = xattn_validate_inputs(p, 0);
   if (s != XATTN_OK) return s;
   if (!out) return xattn_fail(XATTN_ERR_NULL, "out: NULL");
   const int64_t D = p->head_dim, DV = p->head_dim_v, HQ = p->heads_q;
@@ -113,7 +114,7 @@ xattn_status xattn_reference(const xattn_problem *p, double *out) {
 /* V of SPEC §5. The visible set of a non-tree row is an interval, so this counts
  * by interval arithmetic; tree rows count their extend keys one by one. */
 int64_t xattn_visible_pairs(const xattn_problem *p) {
-  if (xattn_validate(p) != XATTN_OK) return -1;
+  if (xattn_validate_inputs(p, 0) != XATTN_OK) return -1;
   int64_t total = 0;
   for (int32_t b = 0; b < p->batch; b++) {
     const int64_t P = p->prefix_lens[b], S = key_count(p, b);
