@@ -11,8 +11,8 @@ writes Google-Benchmark-format JSON like xattn-bench (COMMON.md conventions).
 Options: --impl torch,ort  --dtype f32,bf16 (default: each workload's dtypes)
   --workload SUBSTRING  --threads 1,2 (default: 1 and all cores)  --place compact|cores=..
   --repetitions 5  --min-time 0.2 (s per repetition)  --warmup 1  --seed 42
-  --results-dir results  --label peers-<suite>  --out FILE (also/instead)  --peak
-  --plan-tool PATH (default $XATTN_PEERS_PLAN, then build*/bench/peers/xattn-peers-plan)
+  --results-dir results  --label peers-<suite>  --out FILE (also/instead)  --no-peak
+  --plan-tool PATH (default $XATTN_PEERS_PLAN, then build*/bin/xattn-peers-plan)
   ad-hoc workload: --heads 32,8 --dims 128,128 --mode causal --name NAME
 
 Runs under the venv of scripts/make-venv.sh: started with any python3 it
@@ -61,7 +61,7 @@ def parse_args(argv):
     ap.add_argument("--results-dir", default=os.path.join(peers_env.REPO, "results"))
     ap.add_argument("--label")
     ap.add_argument("--out")
-    ap.add_argument("--peak", action="store_true", help="measure compute peaks (pct_peak counters)")
+    ap.add_argument("--no-peak", action="store_true", help="skip the peak measurement (no pct_peak counters)")
     ap.add_argument("--child-out", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if sum(x is not None for x in (a.suite, a.plan, a.batch)) != 1:
@@ -79,7 +79,7 @@ def parse_args(argv):
 
 def find_plan_tool(a):
     cands = [a.plan_tool, os.environ.get("XATTN_PEERS_PLAN")]
-    cands += sorted(glob.glob(os.path.join(peers_env.REPO, "build*", "bench", "peers", "xattn-peers-plan")))
+    cands += sorted(glob.glob(os.path.join(peers_env.REPO, "build*", "bin", "xattn-peers-plan")))
     for c in cands:
         if c and os.access(c, os.X_OK):
             return c
@@ -93,8 +93,8 @@ def make_plan(a, path):
     if a.plan:
         plan = wl.load_plan(a.plan)
     elif a.suite:
-        cmd = [find_plan_tool(a), "--suite", a.suite]
-        if a.peak:
+        cmd = [find_plan_tool(a), "--suite", a.suite, "--seed", str(a.seed)]
+        if not a.no_peak:
             cmd += ["--peak-threads", a.threads or "auto", "--place", a.place]
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
         if proc.returncode != 0:
@@ -181,9 +181,13 @@ def measure(a, plan, threads):
     return {"rows": rows, "skipped": skipped, "versions": versions, "pus": pus}
 
 
-def thread_counts(a):
+def thread_counts(a, plan):
+    """--threads, else the counts the plan tool measured peaks at (xattn-bench's
+    "auto" list), else 1 and all cores."""
     if a.threads:
         return [int(x) for x in a.threads.split(",")]
+    if plan.get("peaks"):
+        return sorted(int(k) for k in plan["peaks"])
     n = len(placement.compact_order())
     cores = len({(p, c) for p, c, _ in placement._topology()})
     return sorted({1, cores or n})
@@ -204,7 +208,7 @@ def main(argv):
         ctx = dict(plan.get("context", {}))
         peaks = plan.get("peaks", {})
         rows, skipped, versions, family = [], [], {}, 0
-        for n in thread_counts(a):
+        for n in thread_counts(a, plan):
             out = os.path.join(tmp, f"rows-{n}.json")
             child = [sys.executable, os.path.abspath(__file__)] + argv + [
                 "--plan", plan_path, "--threads", str(n), "--child-out", out]
@@ -221,10 +225,14 @@ def main(argv):
                                               r["pairs"], r["flops"], r["tokens"], peak)
                 family += 1
     ctx["xattn_placement"] = a.place
-    ctx["xattn_threads"] = a.threads or ",".join(str(n) for n in thread_counts(a))
+    ctx["xattn_threads"] = ",".join(str(n) for n in thread_counts(a, plan))
     ctx["xattn_seed"] = a.seed
     ctx["xattn_peers"] = versions
     ctx["xattn_peers_skipped"] = skipped
+    if peaks:
+        top = peaks[str(max(int(k) for k in peaks))]
+        ctx["xattn_peak_fp32_gflops"] = f"{top['f32']:.2f}"
+        ctx["xattn_peak_bf16_gflops"] = f"{top['bf16']:.2f}"
     ctx["xattn_peers_note"] = ("per request one call; K/V handed over contiguous (no cache gather timed); "
                                "threads share the PUs of the placement (process affinity, not one PU each)")
     doc = {"context": results_json.base_context(ctx), "benchmarks": rows}
@@ -234,7 +242,8 @@ def main(argv):
     if not a.batch and a.results_dir not in ("", "none"):
         if "xattn_machine" not in ctx or "xattn_commit" not in ctx:
             sys.exit("run_peers: the plan has no xattn_machine/xattn_commit context: not writing results/")
-        commit_dir = ctx["xattn_commit"] + ("-dirty" if ctx.get("xattn_dirty") in (True, 1, "1", "true") else "")
+        commit_dir = ctx.get("xattn_commit_dir") or (
+            ctx["xattn_commit"] + ("-dirty" if ctx.get("xattn_dirty") in (True, 1, "1", "true") else ""))
         path = results_json.publish(doc, a.results_dir, ctx["xattn_machine"], commit_dir,
                                     a.label or f"peers-{plan['suite']}")
         print(f"run_peers: wrote {path}", file=sys.stderr)
