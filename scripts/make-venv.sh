@@ -11,7 +11,8 @@
 # cccl headers, cuda-bindings). So torch and the NVIDIA packages that hold its
 # load-time libraries are installed with --no-deps, at the exact versions torch
 # pins, and everything else normally. ~4.2 GB installed instead of ~5.5 GB.
-# `pip check` therefore reports torch's unused CUDA extras as missing: expected.
+# `pip check` reports torch's unused CUDA extras as missing (expected); the
+# installs run with --no-warn-conflicts and the venv is checked by using it.
 #
 # Usage: scripts/make-venv.sh [VENV_DIR]     (default: <repo>/.venv)
 # Re-running is cheap: a stamp records the pins; a matching venv is kept.
@@ -63,7 +64,7 @@ done
 start=$(date +%s)
 rm -rf "$venv"
 "$py" -m venv "$venv"
-pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input)
+pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --no-warn-conflicts)
 "${pip[@]}" --no-deps "${torch_nodeps[@]}"
 "${pip[@]}" "${with_deps[@]}"
 check

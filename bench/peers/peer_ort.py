@@ -23,6 +23,10 @@ import workloads as wl
 ONNX_DTYPES = {"f32": TensorProto.FLOAT, "bf16": TensorProto.BFLOAT16, "f16": TensorProto.FLOAT16}
 NP_DTYPES = {"f32": np.float32, "bf16": ml_dtypes.bfloat16, "f16": np.float16}
 OPSET = 23
+# The CPU kernel materializes the [H_Q, E, S] f32 score matrix of a call
+# (measured: E = S = 4096, H_Q = 32 peaks at 2.6 GB RSS); calls above this
+# are refused rather than swapping a shared machine. run_peers --ort-max-scores-gib.
+MAX_SCORE_BYTES = 4 << 30
 
 
 class Unsupported(Exception):
@@ -96,6 +100,10 @@ def prepare(w, dtype, threads, arrays, how="auto"):
     (q, k, v) (workloads.request_arrays layout). Raises Unsupported."""
     if w["sinks"]:
         raise Unsupported("ONNX Attention has no attention sinks")
+    worst = max((w["heads_q"] * r[1] * wl.key_count(w, r) * 4 for r in w["requests"]), default=0)
+    if worst > MAX_SCORE_BYTES:
+        raise Unsupported(f"one call would materialize a {worst / 2**30:.1f} GiB score matrix "
+                          f"(limit {MAX_SCORE_BYTES / 2**30:.1f} GiB, --ort-max-scores-gib)")
     sessions = {}
     calls = []
     for b, req in enumerate(w["requests"]):

@@ -12,6 +12,7 @@ Options: --impl torch,ort  --dtype f32,bf16 (default: each workload's dtypes)
   --workload SUBSTRING  --threads 1,2 (default: 1 and all cores)  --place compact|cores=..
   --repetitions 5  --min-time 0.2 (s per repetition)  --warmup 1  --seed 42
   --results-dir results  --label peers-<suite>  --out FILE (also/instead)  --no-peak
+  --ort-max-scores-gib 4 (ORT materializes the [H_Q, E, S] scores: bigger calls are skipped)
   --plan-tool PATH (default $XATTN_PEERS_PLAN, then build*/bin/xattn-peers-plan)
   ad-hoc workload: --heads 32,8 --dims 128,128 --mode causal --name NAME
 
@@ -62,6 +63,8 @@ def parse_args(argv):
     ap.add_argument("--label")
     ap.add_argument("--out")
     ap.add_argument("--no-peak", action="store_true", help="skip the peak measurement (no pct_peak counters)")
+    ap.add_argument("--ort-max-scores-gib", type=float, default=4.0,
+                    help="skip ORT calls whose [H_Q, E, S] score matrix exceeds this")
     ap.add_argument("--child-out", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if sum(x is not None for x in (a.suite, a.plan, a.batch)) != 1:
@@ -128,6 +131,7 @@ def measure(a, plan, threads):
         mods["torch"] = peer_torch
     if "ort" in a.impl:
         import peer_ort
+        peer_ort.MAX_SCORE_BYTES = int(a.ort_max_scores_gib * 2**30)
         mods["ort"] = peer_ort
     rows, skipped = [], []
     for w in plan["workloads"]:
@@ -226,7 +230,7 @@ def main(argv):
                 family += 1
     ctx["xattn_placement"] = a.place
     ctx["xattn_threads"] = ",".join(str(n) for n in thread_counts(a, plan))
-    ctx["xattn_seed"] = a.seed
+    ctx["xattn_seed"] = str(a.seed)
     ctx["xattn_peers"] = versions
     ctx["xattn_peers_skipped"] = skipped
     if peaks:
