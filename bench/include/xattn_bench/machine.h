@@ -1,0 +1,58 @@
+/* xattn_bench/machine.h — what this run is: machine, commit, build; and where
+ * its results go (COMMON.md: results/<machine>/<commit>/<UTC stamp>_<label>.json,
+ * temp file + rename, never overwriting).
+ */
+#ifndef XATTN_BENCH_MACHINE_H
+#define XATTN_BENCH_MACHINE_H
+
+#include <stddef.h>
+
+#include "xattn_bench/topology.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "model name" of /proc/cpuinfo (first CPU), or "unknown". */
+const char *xb_cpu_model(void);
+/* "flags" of /proc/cpuinfo (first CPU), or "". */
+const char *xb_cpu_flags(void);
+
+/* Lowercase slug of a CPU model: "(R)", "(TM)", "CPU", "@ 2.60GHz" dropped,
+ * runs of other characters become '-'. "Intel(R) Xeon(R) Processor" ->
+ * "intel-xeon-processor". */
+void xb_model_slug(const char *model, char *out, size_t outlen);
+/* <slug>-<cores>c-<first 8 hex of FNV-1a 64 of "model\ntopology summary">. */
+void xb_machine_name(const char *model, int cores, const char *topology_summary,
+                     char *out, size_t outlen);
+
+/* Commit of the build: 12 hex digits or "nogit"; dirty when the build tree
+ * was dirty or `git status` of the source tree (run now, when it is a git
+ * work tree) shows changes to tracked files. */
+const char *xb_build_commit(void); /* 12 hex or "nogit" */
+int xb_build_dirty(void);          /* 1 dirty, 0 clean, -1 unknown (nogit) */
+/* "<12 hex>", "<12 hex>-dirty" or "nogit". */
+void xb_commit_dir_name(const char *commit, int dirty, char *out, size_t outlen);
+const char *xb_compiler(void);     /* "GNU 12.2.0" */
+const char *xb_cflags(void);       /* C flags of the build type */
+
+/* UTC stamp yyyymmddTHHMMSSZ of now. */
+void xb_utc_stamp(char *out, size_t outlen);
+/* Label sanitised for a file name ([A-Za-z0-9._-], others -> '-'). */
+void xb_sanitize_label(const char *label, char *out, size_t outlen);
+
+/* Creates dir and its parents (mode 0777 & umask). 0 or -1 with err. */
+int xb_mkdirs(const char *dir, char *err, size_t errlen);
+/* <results_dir>/<machine>/<commit_dir>; created. 0 or -1 with err. */
+int xb_results_subdir(const char *results_dir, const char *machine, const char *commit_dir,
+                      char *out, size_t outlen, char *err, size_t errlen);
+/* Moves tmp_path to <dir>/<stamp>_<label>.json atomically without ever
+ * overwriting: link() then unlink(); if the name exists tries _2, _3, ...
+ * Writes the final path to out. 0 or -1 with err. */
+int xb_publish_result(const char *tmp_path, const char *dir, const char *stamp,
+                      const char *label, char *out, size_t outlen, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,65 @@
+/* xattn_bench/problem.h — a workload turned into a fully populated xattn_problem.
+ *
+ * Seeded, unit-scale random data (counter-based RNG, so the values do not
+ * depend on the thread count), req_to_token rows pointing at shuffled cache
+ * slots, sinks and tree masks where the workload asks for them. Buffers are
+ * 64-byte aligned and first touched by the calling OpenMP team (call after
+ * xb_bind_threads with the same thread count), so pages land on the NUMA
+ * node(s) of the threads that will use them.
+ */
+#ifndef XATTN_BENCH_PROBLEM_H
+#define XATTN_BENCH_PROBLEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xattn/xattn.h"
+#include "xattn_bench/workload.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct xb_problem {
+  xattn_problem p;        /* ready to pass to xattn_extend_attention */
+  const xb_workload *w;   /* not owned */
+  xattn_dtype dtype;
+  int threads;            /* team size used for first touch */
+  int64_t visible_pairs;  /* xattn_visible_pairs(&p) */
+  double flops;           /* SPEC §5 */
+  size_t input_bytes;     /* q, k/v ext, k/v cache, token table, masks */
+  size_t output_bytes;    /* o */
+  /* owned storage */
+  void *q, *k_ext, *v_ext, *k_cache, *v_cache, *o;
+  int32_t *prefix_lens, *extend_lens, *extend_start, *encoder_lens;
+  int32_t *req_to_token;
+  int64_t *req_index;
+  float *sinks;
+  uint8_t *tree_mask;
+} xb_problem;
+
+/* Builds the problem for workload w in dtype, first-touching with an OpenMP
+ * team of `threads` (<= 0: 1). 0 on success, -1 with one line in err. */
+int xb_problem_build(xb_problem *out, const xb_workload *w, xattn_dtype dtype,
+                     uint64_t seed, int threads, char *err, size_t errlen);
+/* The same problem without tensor data (lengths, token table, masks, sinks;
+ * every tensor points at one small dummy): for xattn_resolve, FLOP counts and
+ * planning. Never pass it to a kernel. */
+int xb_problem_build_shape(xb_problem *out, const xb_workload *w, xattn_dtype dtype,
+                           uint64_t seed, char *err, size_t errlen);
+void xb_problem_free(xb_problem *pb);
+
+/* Zeroes o (to tell a kernel that wrote nothing from one that did). */
+void xb_problem_clear_output(xb_problem *pb);
+
+/* Max |o - ref| / (atol + rtol |ref|) over all outputs, with SPEC §3
+ * tolerances of the problem's dtype; <= 1 means within tolerance. `o` is a
+ * dense [T, H_Q, DV] float array. */
+double xb_error_ratio(const xb_problem *pb, const float *o, const double *ref);
+/* Reads the problem's own output (p.o in its dtype) into a dense float array. */
+void xb_problem_output_f32(const xb_problem *pb, float *dst);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

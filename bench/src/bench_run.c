@@ -1,0 +1,550 @@
+/* xattn-bench's C side: flags, rows, one call per row, shared tables. */
+#define _GNU_SOURCE
+#include "bench_run.h"
+
+#include "xattn_bench/machine.h"
+#include "xattn_bench/mask.h"
+#include "xattn_bench/peak.h"
+#include "xattn_bench/timing.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- flags ---------------------------------------------------------------- */
+
+void xb_options_usage(const char *argv0) {
+  fprintf(stderr,
+          "usage: %s [xattn-bench flags] [--benchmark_* flags]\n"
+          "  --suite NAME|PATH        workload suite (default: default); --list-suites lists them\n"
+          "  --workloads SUBSTR       only workloads whose name contains SUBSTR\n"
+          "  --variants auto|64x64,.. kernel BMxBN variants (auto: what the config header picks)\n"
+          "  --layouts auto|flat,gqa,kvsplit\n"
+          "  --isa auto|avx512,avx2,..\n"
+          "  --threads auto|1,2,..    auto: one core, one L3, one NUMA node, one package, all\n"
+          "  --placement compact|scatter|numa|numa=N|cores=0,2,4 (comma list of policies: use ';')\n"
+          "  --dtypes f32,bf16,f16    (default: each workload's dtypes)\n"
+          "  --seed N                 data seed (default 42)\n"
+          "  --results-dir DIR|none   where results/<machine>/<commit>/ goes (default: the source tree's results/)\n"
+          "  --label NAME             results file label (default: the suite name)\n"
+          "  --repetitions N          repetitions per row, median reported (default 5)\n"
+          "  --no-baseline            skip the OpenBLAS rows (and speedup_vs_blas)\n"
+          "  --blas-threading heads|gemm  OpenMP over heads + 1-thread BLAS (default), or BLAS threads\n"
+          "  --reference-max-gflop X  fp64 reference rows for workloads up to X GFLOP (default 0.05; 0: none)\n"
+          "  --no-peak                skip the impl:peak rows (peaks are still measured for pct_peak)\n"
+          "All --benchmark_* flags of Google Benchmark work as usual (filter, min_time, out, ...).\n",
+          argv0);
+}
+
+static int split_list(char *s, const char **out, int max) {
+  int n = 0;
+  for (char *save = NULL, *t = strtok_r(s, ",", &save); t && n < max; t = strtok_r(NULL, ",", &save)) out[n++] = t;
+  return n;
+}
+
+int xb_options_parse(xb_options *o, int *argc, char **argv, char *err, size_t errlen) {
+  memset(o, 0, sizeof *o);
+  o->suite = "default";
+  o->threads = "auto";
+  o->seed = 42;
+  o->repetitions = 5;
+  o->reference_max_flops = 0.05e9;
+  o->blas_threading = XB_BLAS_HEADS;
+  const char *placements = "compact";
+  int out = 1;
+  for (int i = 1; i < *argc; i++) {
+    char *a = argv[i];
+    if (strncmp(a, "--benchmark_", 12) == 0 || strncmp(a, "--v=", 4) == 0 || strncmp(a, "--v", 4) == 0) {
+      argv[out++] = a;
+      continue;
+    }
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      xb_options_usage(argv[0]);
+      return 1;
+    }
+    if (strcmp(a, "--no-baseline") == 0) { o->no_baseline = 1; continue; }
+    if (strcmp(a, "--no-peak") == 0) { o->no_peak = 1; continue; }
+    if (strcmp(a, "--list-suites") == 0) { o->list_suites = 1; continue; }
+    if (strncmp(a, "--", 2) != 0) {
+      snprintf(err, errlen, "argument \"%s\": unexpected (flags start with --)", a);
+      return -1;
+    }
+    char *eq = strchr(a, '=');
+    char *key = a + 2, *val;
+    char keybuf[64];
+    if (eq) {
+      snprintf(keybuf, sizeof keybuf, "%.*s", (int)(eq - key), key);
+      key = keybuf;
+      val = eq + 1;
+    } else {
+      if (i + 1 >= *argc) {
+        snprintf(err, errlen, "--%s: missing value", key);
+        return -1;
+      }
+      val = argv[++i];
+    }
+    if (strcmp(key, "suite") == 0) o->suite = val;
+    else if (strcmp(key, "workloads") == 0) o->workloads = val;
+    else if (strcmp(key, "variants") == 0) o->nvariants = strcmp(val, "auto") ? split_list(val, o->variants, XB_MAX_LIST) : 0;
+    else if (strcmp(key, "layouts") == 0) o->nlayouts = strcmp(val, "auto") ? split_list(val, o->layouts, XB_MAX_LIST) : 0;
+    else if (strcmp(key, "isa") == 0) o->nisas = strcmp(val, "auto") ? split_list(val, o->isas, XB_MAX_LIST) : 0;
+    else if (strcmp(key, "threads") == 0) o->threads = val;
+    else if (strcmp(key, "placement") == 0) placements = val;
+    else if (strcmp(key, "dtypes") == 0) {
+      const char *names[3];
+      int n = split_list(val, names, 3);
+      for (int k = 0; k < n; k++)
+        if (xattn_dtype_parse(names[k], &o->dtypes[k]) != 0) {
+          snprintf(err, errlen, "--dtypes: \"%s\" is not f32, bf16 or f16", names[k]);
+          return -1;
+        }
+      o->ndtypes = n;
+    } else if (strcmp(key, "seed") == 0) {
+      char *end;
+      errno = 0;
+      unsigned long long v = strtoull(val, &end, 10);
+      if (end == val || *end || errno) {
+        snprintf(err, errlen, "--seed: \"%s\" is not a non-negative integer", val);
+        return -1;
+      }
+      o->seed = v;
+      o->seed_given = 1;
+    } else if (strcmp(key, "results-dir") == 0) o->results_dir = val;
+    else if (strcmp(key, "label") == 0) o->label = val;
+    else if (strcmp(key, "repetitions") == 0) {
+      o->repetitions = atoi(val);
+      if (o->repetitions < 1 || o->repetitions > 1000) {
+        snprintf(err, errlen, "--repetitions: \"%s\" is not in 1..1000", val);
+        return -1;
+      }
+    } else if (strcmp(key, "reference-max-gflop") == 0) {
+      char *end;
+      double v = strtod(val, &end);
+      if (end == val || *end || v < 0) {
+        snprintf(err, errlen, "--reference-max-gflop: \"%s\" is not a number >= 0", val);
+        return -1;
+      }
+      o->reference_max_flops = v * 1e9;
+    } else if (strcmp(key, "blas-threading") == 0) {
+      if (strcmp(val, "heads") == 0) o->blas_threading = XB_BLAS_HEADS;
+      else if (strcmp(val, "gemm") == 0) o->blas_threading = XB_BLAS_GEMM;
+      else {
+        snprintf(err, errlen, "--blas-threading: \"%s\" is not heads or gemm", val);
+        return -1;
+      }
+    } else {
+      snprintf(err, errlen, "--%s: unknown flag (see --help)", key);
+      return -1;
+    }
+  }
+  argv[out] = NULL;
+  *argc = out;
+  /* placements are ';'-separated because cores=0,2 contains commas */
+  char *pl = strdup(placements);
+  for (char *save = NULL, *t = strtok_r(pl, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
+    if (o->nplacements >= 8) {
+      snprintf(err, errlen, "--placement: at most 8 policies");
+      free(pl);
+      return -1;
+    }
+    if (xb_placement_parse(t, &o->placements[o->nplacements++], err, errlen) != 0) {
+      free(pl);
+      return -1;
+    }
+  }
+  free(pl);
+  return 0;
+}
+
+/* ---- rows ----------------------------------------------------------------- */
+
+static int add_row(xb_session *s, int *cap, const xb_row *r) {
+  for (int i = 0; i < s->nrows; i++)
+    if (strcmp(s->rows[i].name, r->name) == 0) return 0; /* e.g. "auto" resolved to a listed variant */
+  if (s->nrows == *cap) {
+    *cap = *cap ? 2 * *cap : 64;
+    s->rows = realloc(s->rows, sizeof *s->rows * (size_t)*cap);
+  }
+  s->rows[s->nrows++] = *r;
+  return 1;
+}
+
+static void row_name(xb_session *s, xb_row *r, const char *wl, const char *impl, const char *variant,
+                     const char *layout, const char *isa) {
+  snprintf(r->name, sizeof r->name,
+           "suite:%s/wl:%s/dtype:%s/impl:%s/variant:%s/layout:%s/isa:%s/threads:%d/place:%s", s->suite->name, wl,
+           xattn_dtype_name(r->dtype), impl, variant, layout, isa, r->threads, s->opt.placements[r->placement].name);
+}
+
+static int thread_index(const xb_session *s, int threads) {
+  for (int i = 0; i < s->nthreads; i++)
+    if (s->threads[i] == threads) return i;
+  return 0;
+}
+
+static int build_rows(xb_session *s, char *err, size_t errlen) {
+  int cap = 0;
+  const xb_options *o = &s->opt;
+  for (int pi = 0; pi < o->nplacements; pi++)
+    for (int ti = 0; ti < s->nthreads; ti++) {
+      xb_row r;
+      memset(&r, 0, sizeof r);
+      r.workload = -1;
+      r.threads = s->threads[ti];
+      r.placement = pi;
+      if (!o->no_peak) {
+        r.impl = XB_IMPL_PEAK;
+        r.dtype = XATTN_F32;
+        row_name(s, &r, "-", "peak", "-", "-", xb_peak_isa(XB_PEAK_FP32));
+        add_row(s, &cap, &r);
+        if (xb_peak_isa(XB_PEAK_BF16)) {
+          r.dtype = XATTN_BF16;
+          row_name(s, &r, "-", "peak", "-", "-", xb_peak_isa(XB_PEAK_BF16));
+          add_row(s, &cap, &r);
+        }
+      }
+      for (int w = 0; w < s->suite->count; w++) {
+        const xb_workload *wl = &s->suite->workloads[w];
+        if (o->workloads && !strstr(wl->name, o->workloads)) continue;
+        int nd = o->ndtypes ? o->ndtypes : wl->ndtypes;
+        const xattn_dtype *dts = o->ndtypes ? o->dtypes : wl->dtypes;
+        for (int di = 0; di < nd; di++) {
+          xb_problem shape;
+          if (xb_problem_build_shape(&shape, wl, dts[di], o->seed, err, errlen) != 0) return -1;
+          r.workload = w;
+          r.dtype = dts[di];
+          snprintf(r.pair_key, sizeof r.pair_key, "%d/%d/%d/%d", w, (int)r.dtype, r.threads, pi);
+          if (shape.flops <= o->reference_max_flops) {
+            r.impl = XB_IMPL_REFERENCE;
+            row_name(s, &r, wl->name, "reference", "-", "-", "-");
+            add_row(s, &cap, &r);
+          }
+          if (!o->no_baseline) {
+            r.impl = XB_IMPL_BLAS;
+            row_name(s, &r, wl->name, "blas", "-", "-", "-");
+            add_row(s, &cap, &r);
+          }
+          r.impl = XB_IMPL_XATTN;
+          int nv = o->nvariants ? o->nvariants : 1, nl = o->nlayouts ? o->nlayouts : 1, ni = o->nisas ? o->nisas : 1;
+          for (int vi = 0; vi < nv; vi++)
+            for (int li = 0; li < nl; li++)
+              for (int ii = 0; ii < ni; ii++) {
+                xattn_options xo;
+                xattn_options_init(&xo);
+                xo.variant = o->nvariants ? o->variants[vi] : NULL;
+                xo.layout = o->nlayouts ? o->layouts[li] : NULL;
+                xo.isa = o->nisas ? o->isas[ii] : NULL;
+                xo.threads = r.threads;
+                const char *rv = NULL, *rl = NULL, *ri = NULL;
+                if (xattn_resolve(&shape.p, &xo, &rv, &rl, &ri, NULL) != XATTN_OK) {
+                  /* names what was asked; the row reports the error when run */
+                  rv = xo.variant ? xo.variant : "auto";
+                  rl = xo.layout ? xo.layout : "auto";
+                  ri = xo.isa ? xo.isa : "auto";
+                }
+                r.variant = xo.variant;
+                r.layout = xo.layout;
+                r.isa = xo.isa;
+                row_name(s, &r, wl->name, "xattn", rv, rl, ri);
+                add_row(s, &cap, &r);
+              }
+          xb_problem_free(&shape);
+        }
+      }
+    }
+  if (s->nrows == 0) {
+    snprintf(err, errlen, "no benchmarks: the suite, --workloads and --dtypes select nothing");
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- session -------------------------------------------------------------- */
+
+typedef struct blas_entry {
+  char key[256];
+  int n;
+  int64_t iters[256];
+  double secs[256];
+} blas_entry;
+static blas_entry *blas_table;
+static int blas_count;
+static double *ref_out;
+
+int xb_session_open(xb_session *s, char *err, size_t errlen) {
+  s->topo = xb_topology_open(NULL, err, errlen);
+  if (!s->topo) return -1;
+  s->suite = xb_suite_load(s->opt.suite, err, errlen);
+  if (!s->suite) return -1;
+  if (!s->opt.seed_given && s->suite->count) s->opt.seed = s->suite->workloads[0].seed;
+  for (int pi = 0; pi < s->opt.nplacements; pi++) {
+    int n = xb_threads_parse(s->opt.threads, s->topo, &s->opt.placements[pi], s->threads, XB_MAX_LIST, err, errlen);
+    if (n < 0) return -1;
+    s->nthreads = n;
+    /* every count must be placeable under every policy */
+    for (int i = 0; i < n; i++) {
+      int pus[4096];
+      if (s->threads[i] > 4096 || xb_placement_select(s->topo, &s->opt.placements[pi], s->threads[i], pus, err, errlen) != 0) {
+        if (s->threads[i] > 4096) snprintf(err, errlen, "threads: %d is too many", s->threads[i]);
+        return -1;
+      }
+    }
+  }
+  if (build_rows(s, err, errlen) != 0) return -1;
+  /* Peaks first, at every (threads, placement): pct_peak of every row reads them. */
+  for (int pi = 0; pi < s->opt.nplacements; pi++)
+    for (int ti = 0; ti < s->nthreads; ti++) {
+      if (xb_place_threads(s->topo, &s->opt.placements[pi], s->threads[ti], err, errlen) != 0) return -1;
+      s->peak_fp32[ti][pi] = xb_peak_gflops(XB_PEAK_FP32, s->threads[ti], 0.05);
+      s->peak_bf16[ti][pi] = xb_peak_gflops(XB_PEAK_BF16, s->threads[ti], 0.05);
+    }
+  s->bound_threads = -1;
+  s->bound_placement = -1;
+  xb_machine_name(xb_cpu_model(), xb_topology_cores(s->topo), xb_topology_summary(s->topo), s->machine, sizeof s->machine);
+  xb_commit_dir_name(xb_build_commit(), xb_build_dirty(), s->commit_dir, sizeof s->commit_dir);
+  s->progress_last_row = -1;
+  return 0;
+}
+
+void xb_session_close(xb_session *s) {
+  if (s->pb_valid) xb_problem_free(&s->pb);
+  free(ref_out);
+  ref_out = NULL;
+  free(blas_table);
+  blas_table = NULL;
+  blas_count = 0;
+  free(s->rows);
+  xb_suite_free(s->suite);
+  xb_topology_close(s->topo);
+}
+
+int xb_row_prepare(xb_session *s, int r, char *err, size_t errlen) {
+  const xb_row *row = &s->rows[r];
+  if (s->bound_threads != row->threads || s->bound_placement != row->placement) {
+    if (xb_place_threads(s->topo, &s->opt.placements[row->placement], row->threads, err, errlen) != 0) return -1;
+    s->bound_threads = row->threads;
+    s->bound_placement = row->placement;
+  }
+  if (row->impl == XB_IMPL_PEAK) return 0;
+  if (!s->pb_valid || s->pb_workload != row->workload || s->pb_dtype != row->dtype || s->pb_threads != row->threads ||
+      s->pb_placement != row->placement) {
+    if (s->pb_valid) xb_problem_free(&s->pb);
+    s->pb_valid = 0;
+    free(ref_out);
+    ref_out = NULL;
+    /* first touch by the bound team of this row's size */
+    if (xb_problem_build(&s->pb, &s->suite->workloads[row->workload], row->dtype, s->opt.seed, row->threads, err,
+                         errlen) != 0)
+      return -1;
+    s->pb_valid = 1;
+    s->pb_workload = row->workload;
+    s->pb_dtype = row->dtype;
+    s->pb_threads = row->threads;
+    s->pb_placement = row->placement;
+  }
+  if (row->impl == XB_IMPL_REFERENCE && !ref_out) {
+    const xattn_problem *p = &s->pb.p;
+    ref_out = malloc(sizeof(double) * (size_t)(p->total_tokens * p->heads_q * p->head_dim_v));
+    if (!ref_out) {
+      snprintf(err, errlen, "reference: out of memory");
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static void likwid_region_name(const xb_session *s, const xb_row *row, char *out, size_t outlen) {
+  /* likwid region tags: no spaces; workload, dtype and variant identify a region */
+  const char *rv = row->variant ? row->variant : "auto", *rl = row->layout ? row->layout : "auto";
+  snprintf(out, outlen, "%s_%s_%s_%s_t%d", s->suite->workloads[row->workload].name, xattn_dtype_name(row->dtype), rv,
+           rl, row->threads);
+}
+
+int xb_row_call(xb_session *s, int r, char *err, size_t errlen) {
+  const xb_row *row = &s->rows[r];
+  switch (row->impl) {
+  case XB_IMPL_PEAK:
+    xb_peak_run(row->dtype == XATTN_BF16 ? XB_PEAK_BF16 : XB_PEAK_FP32, row->threads, 1 << 16);
+    return 0;
+  case XB_IMPL_REFERENCE:
+    if (xattn_reference(&s->pb.p, ref_out) != XATTN_OK) {
+      snprintf(err, errlen, "reference: %s", xattn_last_error());
+      return -1;
+    }
+    return 0;
+  case XB_IMPL_BLAS:
+    return xb_blas_attention(&s->pb, row->threads, s->opt.blas_threading, err, errlen);
+  case XB_IMPL_XATTN: {
+    xattn_options xo;
+    xattn_options_init(&xo);
+    xo.variant = row->variant;
+    xo.layout = row->layout;
+    xo.isa = row->isa;
+    xo.threads = row->threads;
+    char region[256];
+    if (xb_likwid_enabled()) {
+      likwid_region_name(s, row, region, sizeof region);
+      xb_likwid_begin(region, row->threads);
+    }
+    xattn_status st = xattn_extend_attention(&s->pb.p, &xo);
+    if (xb_likwid_enabled()) xb_likwid_end(region, row->threads);
+    if (st != XATTN_OK) {
+      snprintf(err, errlen, "xattn: %s: %s", xattn_status_string(st), xattn_last_error());
+      return -1;
+    }
+    return 0;
+  }
+  }
+  return -1;
+}
+
+static blas_entry *blas_find(const char *key, int create) {
+  for (int i = 0; i < blas_count; i++)
+    if (strcmp(blas_table[i].key, key) == 0) return &blas_table[i];
+  if (!create) return NULL;
+  blas_table = realloc(blas_table, sizeof *blas_table * (size_t)(blas_count + 1));
+  blas_entry *e = &blas_table[blas_count++];
+  memset(e, 0, sizeof *e);
+  snprintf(e->key, sizeof e->key, "%s", key);
+  return e;
+}
+
+void xb_blas_record(xb_session *s, int r, int64_t iterations, double seconds_per_call) {
+  blas_entry *e = blas_find(s->rows[r].pair_key, 1);
+  if (e->n < 256) {
+    e->iters[e->n] = iterations;
+    e->secs[e->n++] = seconds_per_call;
+  }
+}
+
+/* Median over the calls Google Benchmark reports: its repetitions all use the
+ * final (largest) iteration count; smaller counts were its estimation runs. */
+static double blas_median(const blas_entry *e) {
+  int64_t most = 0;
+  for (int i = 0; i < e->n; i++)
+    if (e->iters[i] > most) most = e->iters[i];
+  double v[256];
+  int n = 0;
+  for (int i = 0; i < e->n; i++)
+    if (e->iters[i] == most) v[n++] = e->secs[i];
+  return xb_median(v, n);
+}
+
+int xb_row_counters(xb_session *s, int r, double sec, xb_counters *c, char *err, size_t errlen) {
+  const xb_row *row = &s->rows[r];
+  memset(c, 0, sizeof *c);
+  const int ti = thread_index(s, row->threads);
+  double peak = s->peak_fp32[ti][row->placement];
+  if (row->impl == XB_IMPL_PEAK) {
+    const xb_peak_kind k = row->dtype == XATTN_BF16 ? XB_PEAK_BF16 : XB_PEAK_FP32;
+    c->flops = xb_peak_flops_per_thread(k, 1 << 16) * row->threads;
+    c->gflops = c->flops / sec * 1e-9;
+    c->pct_peak = 100.0 * c->gflops / (k == XB_PEAK_BF16 ? s->peak_bf16[ti][row->placement] : peak);
+    return 0;
+  }
+  c->flops = s->pb.flops;
+  c->visible_pairs = (double)s->pb.visible_pairs;
+  c->gflops = s->pb.flops / sec * 1e-9;
+  c->tokens_per_s = (double)s->pb.p.total_tokens / sec;
+  if (row->impl == XB_IMPL_XATTN && row->dtype == XATTN_BF16) {
+    /* bf16 rows count against the bf16 peak when the kernel's ISA uses the
+     * bf16 dot product; otherwise they convert to fp32 and the fp32 peak applies */
+    xattn_options xo;
+    xattn_options_init(&xo);
+    xo.variant = row->variant;
+    xo.layout = row->layout;
+    xo.isa = row->isa;
+    xo.threads = row->threads;
+    const char *isa = NULL;
+    if (xattn_resolve(&s->pb.p, &xo, NULL, NULL, &isa, NULL) == XATTN_OK && isa && strstr(isa, "bf16") &&
+        s->peak_bf16[ti][row->placement] > 0)
+      peak = s->peak_bf16[ti][row->placement];
+  }
+  c->pct_peak = peak > 0 ? 100.0 * c->gflops / peak : 0;
+  if (row->impl == XB_IMPL_XATTN && !s->opt.no_baseline) {
+    blas_entry *e = blas_find(row->pair_key, 0);
+    if (!e) {
+      /* the BLAS row was filtered out: measure it here, outside the timed loop */
+      e = blas_find(row->pair_key, 1);
+      if (xb_blas_attention(&s->pb, row->threads, s->opt.blas_threading, err, errlen) != 0) return -1; /* warm-up */
+      for (int i = 0; i < 3; i++) {
+        double t0 = xb_now();
+        if (xb_blas_attention(&s->pb, row->threads, s->opt.blas_threading, err, errlen) != 0) return -1;
+        e->iters[e->n] = 1;
+        e->secs[e->n++] = xb_now() - t0;
+      }
+    }
+    double base = blas_median(e);
+    c->speedup_vs_blas = base > 0 ? base / sec : 0;
+    c->has_speedup = 1;
+  }
+  return 0;
+}
+
+void xb_progress(xb_session *s, int r) {
+  if (r == s->progress_last_row) return;
+  s->progress_last_row = r;
+  double now = xb_now();
+  if (s->progress_done == 0) s->progress_t0 = now;
+  s->progress_done++;
+  char eta[32] = "?";
+  if (s->progress_done > 1) {
+    double per = (now - s->progress_t0) / (s->progress_done - 1);
+    xb_format_duration(per * (s->progress_total - s->progress_done + 1), eta, sizeof eta);
+  }
+  fprintf(stderr, "[%d/%d] %s eta %s\n", s->progress_done, s->progress_total, s->rows[r].name, eta);
+  fflush(stderr);
+}
+
+/* ---- context -------------------------------------------------------------- */
+
+void xb_context(xb_session *s, void (*add)(const char *, const char *, void *), void *ctx) {
+  char buf[1024];
+  add("xattn_commit", xb_build_commit(), ctx);
+  int dirty = xb_build_dirty();
+  add("xattn_dirty", dirty < 0 ? "unknown" : dirty ? "true" : "false", ctx);
+  add("xattn_machine", s->machine, ctx);
+  add("xattn_cpu_model", xb_cpu_model(), ctx);
+  add("xattn_cpu_flags", xb_cpu_flags(), ctx);
+  add("xattn_topology", xb_topology_summary(s->topo), ctx);
+  add("xattn_compiler", xb_compiler(), ctx);
+  add("xattn_cflags", xb_cflags(), ctx);
+  add("xattn_config_header", xattn_config_header_path(), ctx);
+  add("xattn_config_provenance", xattn_config_provenance(), ctx);
+  snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->opt.seed);
+  add("xattn_seed", buf, ctx);
+  buf[0] = 0;
+  for (int i = 0; i < s->opt.nplacements; i++)
+    snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? ";" : "", s->opt.placements[i].name);
+  add("xattn_placement", buf, ctx);
+  buf[0] = 0;
+  for (int i = 0; i < s->nthreads; i++)
+    snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%d", i ? "," : "", s->threads[i]);
+  add("xattn_threads", buf, ctx);
+  /* the plain keys hold the peak at the largest thread count of the first
+   * placement; the _by_threads keys hold every measured one */
+  const int last = s->nthreads - 1;
+  snprintf(buf, sizeof buf, "%.2f", s->peak_fp32[last][0]);
+  add("xattn_peak_fp32_gflops", buf, ctx);
+  snprintf(buf, sizeof buf, "%.2f", s->peak_bf16[last][0]);
+  add("xattn_peak_bf16_gflops", buf, ctx);
+  for (int k = 0; k < 2; k++) {
+    buf[0] = 0;
+    for (int pi = 0; pi < s->opt.nplacements; pi++)
+      for (int ti = 0; ti < s->nthreads; ti++)
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s:%d=%.2f", buf[0] ? ";" : "",
+                 s->opt.placements[pi].name, s->threads[ti], k ? s->peak_bf16[ti][pi] : s->peak_fp32[ti][pi]);
+    add(k ? "xattn_peak_bf16_gflops_by_threads" : "xattn_peak_fp32_gflops_by_threads", buf, ctx);
+  }
+  add("xattn_peak_fp32_isa", xb_peak_isa(XB_PEAK_FP32), ctx);
+  add("xattn_peak_bf16_isa", xb_peak_isa(XB_PEAK_BF16) ? xb_peak_isa(XB_PEAK_BF16) : "none", ctx);
+  add("xattn_suite", s->suite->name, ctx);
+  add("xattn_suite_path", s->suite->path, ctx);
+  add("xattn_best_isa", xattn_best_isa(), ctx);
+  add("xattn_blas_threading", s->opt.no_baseline ? "none" : xb_blas_threading_name(s->opt.blas_threading), ctx);
+  add("xattn_likwid", xb_likwid_enabled() ? "marker" : "off", ctx);
+  snprintf(buf, sizeof buf, "%d.%d", XATTN_VERSION_MAJOR, XATTN_VERSION_MINOR);
+  add("xattn_version", buf, ctx);
+}

@@ -1,0 +1,277 @@
+/* Workload -> fully populated xattn_problem with seeded unit-scale data,
+ * first-touched by the bound OpenMP team. */
+#define _POSIX_C_SOURCE 200809L
+#include "xattn_bench/problem.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Counter-based hash: value (seed, stream, index) does not depend on which
+ * thread computes it, so data are identical at every thread count. */
+static inline uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static inline float unit_value(uint64_t seed, uint64_t stream, uint64_t i) {
+  uint64_t h = mix(seed * 0x9E3779B97F4A7C15ull + mix(stream * 0xD1B54A32D192ED03ull + i));
+  return (float)((double)(h >> 11) * (2.0 / 9007199254740992.0) - 1.0); /* [-1, 1) */
+}
+
+enum { S_Q = 1, S_K_EXT, S_V_EXT, S_K_CACHE, S_V_CACHE, S_SINKS, S_SLOTS, S_ROWS, S_TREE };
+
+static void *alloc_aligned(size_t bytes) {
+  size_t rounded = (bytes + 63) / 64 * 64;
+  return aligned_alloc(64, rounded ? rounded : 64);
+}
+
+/* Fills n elements of dtype t, first touch by the team: static chunks over the
+ * buffer, so each thread's pages land on its node. */
+static void fill(void *dst, xattn_dtype t, int64_t n, uint64_t seed, uint64_t stream, int threads) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t i = 0; i < n; i++) {
+    float v = unit_value(seed, stream, (uint64_t)i);
+    if (t == XATTN_F32) ((float *)dst)[i] = v;
+    else if (t == XATTN_BF16) ((uint16_t *)dst)[i] = xattn_f32_to_bf16(v);
+    else ((uint16_t *)dst)[i] = xattn_f32_to_f16(v);
+  }
+}
+
+static void zero(void *dst, size_t bytes, int threads) {
+  const int64_t n = (int64_t)bytes;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t i = 0; i < n; i += 4096) memset((char *)dst + i, 0, (size_t)(n - i < 4096 ? n - i : 4096));
+}
+
+static uint64_t rng_next(uint64_t *s) {
+  *s += 0x9E3779B97F4A7C15ull;
+  return mix(*s);
+}
+
+void xb_problem_free(xb_problem *pb) {
+  if (!pb) return;
+  free(pb->q); free(pb->k_ext); free(pb->v_ext); free(pb->k_cache); free(pb->v_cache); free(pb->o);
+  free(pb->prefix_lens); free(pb->extend_lens); free(pb->extend_start); free(pb->encoder_lens);
+  free(pb->req_to_token); free(pb->req_index); free(pb->sinks); free(pb->tree_mask);
+  memset(pb, 0, sizeof *pb);
+}
+
+static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64_t seed, int threads,
+                 int shape_only, char *err, size_t errlen) {
+  memset(pb, 0, sizeof *pb);
+  if (threads < 1) threads = 1;
+  pb->w = w;
+  pb->dtype = dtype;
+  pb->threads = threads;
+  const int32_t B = w->batch, HQ = w->heads_q, HKV = w->heads_kv, D = w->head_dim, DV = w->head_dim_v;
+  const size_t es = xattn_dtype_size(dtype);
+  const int64_t T = xb_workload_tokens(w);
+  int64_t slots = 0, max_ctx = 1, max_e = 0;
+  for (int b = 0; b < B; b++) {
+    int64_t cached = w->prefix_lens[b];
+    if (w->encoder_lens && w->encoder_lens[b] > cached) cached = w->encoder_lens[b];
+    slots += cached;
+    int64_t ctx = (int64_t)w->prefix_lens[b] + w->extend_lens[b];
+    if (cached > ctx) ctx = cached;
+    if (ctx > max_ctx) max_ctx = ctx;
+    if (w->extend_lens[b] > max_e) max_e = w->extend_lens[b];
+  }
+  if (slots < 1) slots = 1; /* an empty pool still needs a valid pointer */
+  if ((double)max_ctx * B > 2e9) {
+    snprintf(err, errlen, "workload %s: token table of %d x %lld entries is too large", w->name, B, (long long)max_ctx);
+    return -1;
+  }
+
+  pb->prefix_lens = malloc(sizeof(int32_t) * (size_t)B);
+  pb->extend_lens = malloc(sizeof(int32_t) * (size_t)B);
+  pb->extend_start = malloc(sizeof(int32_t) * (size_t)B);
+  pb->req_index = malloc(sizeof(int64_t) * (size_t)B);
+  pb->req_to_token = alloc_aligned(sizeof(int32_t) * (size_t)(B * max_ctx));
+  if (!shape_only) {
+    pb->q = alloc_aligned(es * (size_t)(T * HQ * D));
+    pb->k_ext = alloc_aligned(es * (size_t)(T * HKV * D));
+    pb->v_ext = alloc_aligned(es * (size_t)(T * HKV * DV));
+    pb->k_cache = alloc_aligned(es * (size_t)(slots * HKV * D));
+    pb->v_cache = alloc_aligned(es * (size_t)(slots * HKV * DV));
+    pb->o = alloc_aligned(es * (size_t)(T * HQ * DV));
+  }
+  if (w->encoder_lens) pb->encoder_lens = malloc(sizeof(int32_t) * (size_t)B);
+  if (w->has_sinks) pb->sinks = malloc(sizeof(float) * (size_t)HQ);
+  if (w->mode == XATTN_MODE_TREE) pb->tree_mask = calloc((size_t)(B * max_e * max_e) + 1, 1);
+  if (!pb->prefix_lens || !pb->extend_lens || !pb->extend_start || !pb->req_index || !pb->req_to_token ||
+      (!shape_only && (!pb->q || !pb->k_ext || !pb->v_ext || !pb->k_cache || !pb->v_cache || !pb->o)) || (w->encoder_lens && !pb->encoder_lens) ||
+      (w->has_sinks && !pb->sinks) || (w->mode == XATTN_MODE_TREE && !pb->tree_mask)) {
+    snprintf(err, errlen, "workload %s: out of memory building the problem", w->name);
+    xb_problem_free(pb);
+    return -1;
+  }
+
+  memcpy(pb->prefix_lens, w->prefix_lens, sizeof(int32_t) * (size_t)B);
+  memcpy(pb->extend_lens, w->extend_lens, sizeof(int32_t) * (size_t)B);
+  if (pb->encoder_lens) memcpy(pb->encoder_lens, w->encoder_lens, sizeof(int32_t) * (size_t)B);
+  int64_t start = 0;
+  for (int b = 0; b < B; b++) {
+    pb->extend_start[b] = (int32_t)start;
+    start += w->extend_lens[b];
+  }
+
+  /* Token table: requests use shuffled rows, prefixes shuffled slots — what a
+   * paged pool looks like after a while, so no kernel can rely on contiguity. */
+  uint64_t rs = seed ^ 0x5EEDull ^ ((uint64_t)S_ROWS << 32);
+  for (int b = 0; b < B; b++) pb->req_index[b] = b;
+  for (int b = B - 1; b > 0; b--) {
+    int64_t j = (int64_t)(rng_next(&rs) % (uint64_t)(b + 1)), t = pb->req_index[b];
+    pb->req_index[b] = pb->req_index[j];
+    pb->req_index[j] = t;
+  }
+  int32_t *perm = malloc(sizeof(int32_t) * (size_t)slots);
+  if (!perm) {
+    snprintf(err, errlen, "workload %s: out of memory building the problem", w->name);
+    xb_problem_free(pb);
+    return -1;
+  }
+  uint64_t ss = seed ^ ((uint64_t)S_SLOTS << 32);
+  for (int64_t i = 0; i < slots; i++) perm[i] = (int32_t)i;
+  for (int64_t i = slots - 1; i > 0; i--) {
+    int64_t j = (int64_t)(rng_next(&ss) % (uint64_t)(i + 1));
+    int32_t t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  int64_t next = 0;
+  for (int b = 0; b < B; b++) {
+    int32_t *row = pb->req_to_token + pb->req_index[b] * max_ctx;
+    int64_t cached = w->prefix_lens[b];
+    if (w->encoder_lens && w->encoder_lens[b] > cached) cached = w->encoder_lens[b];
+    for (int64_t j = 0; j < max_ctx; j++)
+      /* positions past the cached part (the extend's own future slots) still
+       * hold valid slot numbers, as in a serving engine's table */
+      row[j] = j < cached ? perm[next + j] : perm[(next + j) % slots];
+    next += cached;
+  }
+  free(perm);
+
+  if (!shape_only) {
+    fill(pb->q, dtype, T * HQ * D, seed, S_Q, threads);
+    fill(pb->k_ext, dtype, T * HKV * D, seed, S_K_EXT, threads);
+    fill(pb->v_ext, dtype, T * HKV * DV, seed, S_V_EXT, threads);
+    fill(pb->k_cache, dtype, slots * HKV * D, seed, S_K_CACHE, threads);
+    fill(pb->v_cache, dtype, slots * HKV * DV, seed, S_V_CACHE, threads);
+    zero(pb->o, es * (size_t)(T * HQ * DV), threads);
+  }
+  if (pb->sinks)
+    for (int h = 0; h < HQ; h++) pb->sinks[h] = unit_value(seed, S_SINKS, (uint64_t)h);
+  if (pb->tree_mask) {
+    /* A draft tree per request: token k's parent is k-1 with probability
+     * tree_density (a chain), else a uniformly drawn earlier token; a query
+     * sees itself and its ancestors. */
+    int32_t *parent = malloc(sizeof(int32_t) * (size_t)(max_e + 1));
+    for (int b = 0; b < B; b++) {
+      uint64_t ts = seed ^ ((uint64_t)S_TREE << 32) ^ (uint64_t)b * 0x9E37ull;
+      const int32_t E = w->extend_lens[b];
+      for (int32_t k = 0; k < E; k++) {
+        double u = (double)(rng_next(&ts) >> 11) * (1.0 / 9007199254740992.0);
+        parent[k] = k == 0 ? -1 : (u < w->tree_density ? k - 1 : (int32_t)(rng_next(&ts) % (uint64_t)k));
+      }
+      for (int32_t i = 0; i < E; i++)
+        for (int32_t a = i; a >= 0; a = parent[a]) pb->tree_mask[((int64_t)b * max_e + i) * max_e + a] = 1;
+    }
+    free(parent);
+  }
+
+  xattn_problem *p = &pb->p;
+  xattn_problem_init(p);
+  p->batch = B;
+  p->prefix_lens = pb->prefix_lens;
+  p->extend_lens = pb->extend_lens;
+  p->extend_start = pb->extend_start;
+  p->encoder_lens = pb->encoder_lens;
+  p->total_tokens = T;
+  p->heads_q = HQ;
+  p->heads_kv = HKV;
+  p->head_dim = D;
+  p->head_dim_v = DV;
+  p->dtype = dtype;
+  /* shape-only problems point every tensor at one small dummy: enough for
+   * validation, resolution and counting, never for a call */
+  static _Alignas(64) unsigned char dummy[64];
+  if (shape_only) pb->q = pb->k_ext = pb->v_ext = pb->k_cache = pb->v_cache = pb->o = dummy;
+  p->q = (xattn_tensor){pb->q, (int64_t)HQ * D, D};
+  p->k_ext = (xattn_tensor){pb->k_ext, (int64_t)HKV * D, D};
+  p->v_ext = (xattn_tensor){pb->v_ext, (int64_t)HKV * DV, DV};
+  p->k_cache = (xattn_tensor){pb->k_cache, (int64_t)HKV * D, D};
+  p->v_cache = (xattn_tensor){pb->v_cache, (int64_t)HKV * DV, DV};
+  p->cache_slots = slots;
+  p->o = pb->o;
+  p->o_token_stride = (int64_t)HQ * DV;
+  p->o_head_stride = DV;
+  p->req_to_token = pb->req_to_token;
+  p->req_to_token_type = XATTN_I32;
+  p->max_reqs = B;
+  p->max_ctx = max_ctx;
+  p->req_index = pb->req_index;
+  p->scale = (float)(1.0 / sqrt((double)D));
+  p->logit_cap = w->logit_cap;
+  p->sinks = pb->sinks;
+  p->mode = w->mode;
+  p->align = w->align;
+  p->window_left = w->window_left;
+  p->window_right = w->window_right;
+  p->tree_mask = pb->tree_mask;
+  p->tree_max_extend = (int32_t)max_e;
+
+  pb->visible_pairs = xattn_visible_pairs(p);
+  if (shape_only) pb->q = pb->k_ext = pb->v_ext = pb->k_cache = pb->v_cache = pb->o = NULL; /* not owned */
+  if (pb->visible_pairs < 0) {
+    snprintf(err, errlen, "workload %s: xattn_visible_pairs refused the problem: %s", w->name, xattn_last_error());
+    xb_problem_free(pb);
+    return -1;
+  }
+  pb->flops = xb_flops(w, pb->visible_pairs);
+  pb->input_bytes = es * (size_t)(T * HQ * D + T * HKV * (D + DV) + slots * HKV * (D + DV)) +
+                    sizeof(int32_t) * (size_t)(B * max_ctx) + (pb->tree_mask ? (size_t)(B * max_e * max_e) : 0);
+  pb->output_bytes = es * (size_t)(T * HQ * DV);
+  return 0;
+}
+
+int xb_problem_build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64_t seed, int threads,
+                     char *err, size_t errlen) {
+  return build(pb, w, dtype, seed, threads, 0, err, errlen);
+}
+
+int xb_problem_build_shape(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64_t seed, char *err,
+                           size_t errlen) {
+  return build(pb, w, dtype, seed, 1, 1, err, errlen);
+}
+
+void xb_problem_clear_output(xb_problem *pb) { zero(pb->o, pb->output_bytes, pb->threads); }
+
+static float load(const void *base, xattn_dtype t, int64_t i) {
+  if (t == XATTN_F32) return ((const float *)base)[i];
+  if (t == XATTN_BF16) return xattn_bf16_to_f32(((const uint16_t *)base)[i]);
+  return xattn_f16_to_f32(((const uint16_t *)base)[i]);
+}
+
+void xb_problem_output_f32(const xb_problem *pb, float *dst) {
+  const xattn_problem *p = &pb->p;
+  const int64_t n = p->total_tokens * p->heads_q * p->head_dim_v;
+  for (int64_t i = 0; i < n; i++) dst[i] = load(p->o, p->dtype, i);
+}
+
+double xb_error_ratio(const xb_problem *pb, const float *o, const double *ref) {
+  double atol = 1e-5, rtol = 1e-5;
+  if (pb->dtype == XATTN_BF16) atol = rtol = 1e-2;
+  if (pb->dtype == XATTN_F16) atol = rtol = 2e-3;
+  const xattn_problem *p = &pb->p;
+  const int64_t n = p->total_tokens * p->heads_q * p->head_dim_v;
+  double worst = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double e = fabs((double)o[i] - ref[i]) / (atol + rtol * fabs(ref[i]));
+    if (!(e <= worst)) worst = e; /* NaN propagates as the worst */
+    if (isnan(e)) return INFINITY;
+  }
+  return worst;
+}

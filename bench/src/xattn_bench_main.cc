@@ -1,0 +1,165 @@
+// xattn-bench: Google Benchmark glue only. Everything else (flags, rows,
+// calls, counters, context, results naming) is C in bench_run.c and the
+// xattn_benchcore library.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <regex>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "bench_run.h"
+#include "xattn_bench/machine.h"
+#include "xattn_bench/timing.h"
+#include "xb_build_info.h"
+
+namespace {
+
+xb_session g_session;
+
+void run_row(benchmark::State &state, int r) {
+  char err[512];
+  xb_progress(&g_session, r);
+  if (xb_row_prepare(&g_session, r, err, sizeof err) != 0) {
+    state.SkipWithError(err);
+    return;
+  }
+  int64_t iters = 0;
+  double t0 = xb_now();
+  for (auto _ : state) {
+    if (xb_row_call(&g_session, r, err, sizeof err) != 0) {
+      state.SkipWithError(err);
+      break;
+    }
+    iters++;
+  }
+  double sec = iters ? (xb_now() - t0) / (double)iters : 0;
+  if (!iters || sec <= 0) return;
+  const xb_row &row = g_session.rows[r];
+  if (row.impl == XB_IMPL_BLAS) xb_blas_record(&g_session, r, iters, sec);
+  xb_counters c;
+  if (xb_row_counters(&g_session, r, sec, &c, err, sizeof err) != 0) {
+    state.SkipWithError(err);
+    return;
+  }
+  state.counters["gflops"] = c.gflops;
+  state.counters["pct_peak"] = c.pct_peak;
+  state.counters["flops"] = c.flops;
+  if (row.impl != XB_IMPL_PEAK) {
+    state.counters["tokens_per_s"] = c.tokens_per_s;
+    state.counters["visible_pairs"] = c.visible_pairs;
+  }
+  if (c.has_speedup) state.counters["speedup_vs_blas"] = c.speedup_vs_blas;
+}
+
+void add_context(const char *key, const char *value, void *) { benchmark::AddCustomContext(key, value); }
+
+// Benchmarks Google Benchmark will run: its filter, with its "-" negation.
+int count_selected(const std::string &filter) {
+  std::string f = filter.empty() || filter == "all" ? "." : filter;
+  bool negate = !f.empty() && f[0] == '-';
+  if (negate) f = f.substr(1);
+  std::regex re;
+  try {
+    re = std::regex(f, std::regex::extended);
+  } catch (...) {
+    return g_session.nrows;
+  }
+  int n = 0;
+  for (int i = 0; i < g_session.nrows; i++) n += std::regex_search(g_session.rows[i].name, re) != negate;
+  return n;
+}
+
+std::string default_results_dir() {
+  const char *env = std::getenv("XATTN_RESULTS_DIR");
+  if (env && *env) return env;
+  return std::string(XB_SOURCE_DIR) + "/results";
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  char err[1024];
+  int rc = xb_options_parse(&g_session.opt, &argc, argv, err, sizeof err);
+  if (rc == 1) return 0;
+  if (rc != 0) {
+    std::fprintf(stderr, "xattn-bench: %s\n", err);
+    return 2;
+  }
+  if (g_session.opt.list_suites) {
+    std::vector<char> buf(1 << 16);
+    xb_suite_list(buf.data(), buf.size());
+    std::fputs(buf.data(), stdout);
+    return 0;
+  }
+  // Our results file: Google Benchmark's own JSON file reporter writes to a
+  // temp file next to the final name, which we then publish with link().
+  bool user_out = false, user_reps = false, user_display = false;
+  for (int i = 1; i < argc; i++) {
+    if (std::strncmp(argv[i], "--benchmark_out=", 16) == 0) user_out = true;
+    if (std::strncmp(argv[i], "--benchmark_repetitions=", 24) == 0) user_reps = true;
+    if (std::strncmp(argv[i], "--benchmark_display_aggregates_only", 35) == 0) user_display = true;
+  }
+  if (xb_session_open(&g_session, err, sizeof err) != 0) {
+    std::fprintf(stderr, "xattn-bench: %s\n", err);
+    return 2;
+  }
+  std::string results_dir = g_session.opt.results_dir ? g_session.opt.results_dir : default_results_dir();
+  bool write_results = !user_out && !results_dir.empty() && results_dir != "none";
+  char subdir[4096] = "", tmp_path[4200] = "", stamp[32];
+  xb_utc_stamp(stamp, sizeof stamp);
+  std::vector<std::string> args(argv, argv + argc);
+  if (write_results) {
+    if (xb_results_subdir(results_dir.c_str(), g_session.machine, g_session.commit_dir, subdir, sizeof subdir, err,
+                          sizeof err) != 0) {
+      std::fprintf(stderr, "xattn-bench: %s\n", err);
+      return 2;
+    }
+    std::snprintf(tmp_path, sizeof tmp_path, "%s/.tmp-%s-%d.json", subdir, stamp, (int)getpid());
+    args.push_back(std::string("--benchmark_out=") + tmp_path);
+    args.push_back("--benchmark_out_format=json");
+  }
+  // Repetitions as Google Benchmark's flag, not per benchmark: per-benchmark
+  // Repetitions() would append "/repeats:N" to every name (COMMON.md names
+  // must not depend on the repetition count).
+  if (!user_reps) args.push_back("--benchmark_repetitions=" + std::to_string(g_session.opt.repetitions));
+  if (!user_display) args.push_back("--benchmark_display_aggregates_only=true");
+  std::vector<char *> gargv;
+  for (auto &a : args) gargv.push_back(a.data());
+  gargv.push_back(nullptr);
+  int gargc = (int)gargv.size() - 1;
+
+  for (int r = 0; r < g_session.nrows; r++) {
+    auto *b = benchmark::RegisterBenchmark(g_session.rows[r].name, run_row, r);
+    b->UseRealTime()->Unit(benchmark::kMillisecond);
+    b->ComputeStatistics("min", [](const std::vector<double> &v) {
+      double m = v.empty() ? 0 : v[0];
+      for (double x : v) m = x < m ? x : m;
+      return m;
+    });
+  }
+  benchmark::Initialize(&gargc, gargv.data());
+  if (benchmark::ReportUnrecognizedArguments(gargc, gargv.data())) return 2;
+  g_session.progress_total = count_selected(benchmark::GetBenchmarkFilter());
+  xb_context(&g_session, add_context, nullptr);
+  xb_likwid_init();
+  size_t ran = benchmark::RunSpecifiedBenchmarks();
+  xb_likwid_close();
+  benchmark::Shutdown();
+  int status = ran ? 0 : 1;
+  if (write_results) {
+    char final_path[4300];
+    const char *label = g_session.opt.label ? g_session.opt.label : g_session.suite->name;
+    if (xb_publish_result(tmp_path, subdir, stamp, label, final_path, sizeof final_path, err, sizeof err) != 0) {
+      std::fprintf(stderr, "xattn-bench: %s\n", err);
+      status = 2;
+    } else {
+      std::fprintf(stderr, "xattn-bench: results in %s\n", final_path);
+    }
+  }
+  xb_session_close(&g_session);
+  return status;
+}

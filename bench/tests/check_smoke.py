@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+"""ctest: run xattn-bench on a suite and check the results file it publishes.
+
+Checks: exit status 0, exactly one new file under
+<results>/<machine>/<commit>/<stamp>_<label>.json, valid Google Benchmark
+JSON, every COMMON.md context key present, every row named in the COMMON.md
+order with the COMMON.md counters, xattn rows carrying speedup_vs_blas, and
+no temp file left behind. No timing is asserted.
+"""
+import json, os, re, subprocess, sys, tempfile
+
+bench, suite = sys.argv[1], sys.argv[2]
+extra = sys.argv[3:]
+CONTEXT_KEYS = ["xattn_commit", "xattn_dirty", "xattn_machine", "xattn_cpu_model", "xattn_cpu_flags",
+                "xattn_topology", "xattn_compiler", "xattn_cflags", "xattn_config_header",
+                "xattn_config_provenance", "xattn_seed", "xattn_placement", "xattn_threads",
+                "xattn_peak_fp32_gflops", "xattn_peak_bf16_gflops"]
+NAME = re.compile(r"^suite:[^/]+/wl:[^/]+/dtype:(f32|bf16|f16)/impl:(xattn|blas|reference|torch|ort|peak)"
+                  r"/variant:[^/]+/layout:[^/]+/isa:[^/]+/threads:[0-9]+/place:[^/]+(/real_time)?$")
+failures = []
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+        print("FAIL:", msg)
+
+with tempfile.TemporaryDirectory() as results:
+    cmd = [bench, "--suite", suite, "--results-dir", results, "--label", "ctest smoke",
+           "--repetitions", "3", "--benchmark_min_time=0.01"] + extra
+    print("running:", " ".join(cmd))
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    print(run.stderr[-3000:])
+    check(run.returncode == 0, f"exit status {run.returncode}")
+    files = []
+    for root, _, names in os.walk(results):
+        files += [os.path.join(root, n) for n in names]
+    check(len(files) == 1, f"one results file, found {files}")
+    if files:
+        path = files[0]
+        rel = os.path.relpath(path, results).split(os.sep)
+        print("results file:", "/".join(rel))
+        check(len(rel) == 3, f"layout <machine>/<commit>/<file>: {rel}")
+        check(re.fullmatch(r"[a-z0-9-]+-[0-9]+c-[0-9a-f]{8}", rel[0]) is not None, f"machine dir {rel[0]}")
+        check(re.fullmatch(r"([0-9a-f]{12}(-dirty)?|nogit)", rel[1]) is not None, f"commit dir {rel[1]}")
+        check(re.fullmatch(r"[0-9]{8}T[0-9]{6}Z_ctest-smoke\.json", rel[2]) is not None, f"file name {rel[2]}")
+        with open(path) as f:
+            data = json.load(f)
+        ctx = data.get("context", {})
+        for k in CONTEXT_KEYS:
+            check(k in ctx and str(ctx[k]) != "", f"context key {k}")
+        check(ctx.get("xattn_machine") == rel[0], "xattn_machine matches the directory")
+        commit_dir = ctx.get("xattn_commit", "") + ("-dirty" if ctx.get("xattn_dirty") == "true" else "")
+        check(commit_dir == rel[1] or rel[1] == "nogit", f"commit dir {rel[1]} vs context {commit_dir}")
+        float(ctx.get("xattn_peak_fp32_gflops", "nan"))
+        rows = data.get("benchmarks", [])
+        check(len(rows) > 0, "rows present")
+        impls = set()
+        for r in rows:
+            if r.get("error_occurred"):
+                check(False, f"row {r['name']} errored: {r.get('error_message')}")
+                continue
+            base = r["run_name"]
+            check(NAME.match(base) is not None, f"name order/format: {base}")
+            impl = re.search(r"/impl:([a-z]+)/", base).group(1)
+            impls.add(impl)
+            need = ["gflops", "pct_peak", "flops"]
+            if impl != "peak":
+                need += ["tokens_per_s", "visible_pairs"]
+            if impl == "xattn":
+                need += ["speedup_vs_blas"]
+            for c in need:
+                check(c in r, f"{r['name']}: counter {c}")
+            if r.get("run_type") == "aggregate" and r.get("aggregate_name") == "median":
+                check(r["gflops"] > 0, f"{r['name']}: gflops > 0")
+                if impl != "peak":
+                    check(r["visible_pairs"] > 0, f"{r['name']}: visible_pairs > 0")
+        check({"xattn", "blas", "peak"} <= impls, f"impls present: {impls}")
+        medians = [r for r in rows if r.get("aggregate_name") == "median"]
+        check(len(medians) > 0, "median aggregates present")
+    leftovers = [f for f in files if os.path.basename(f).startswith(".tmp")]
+    check(not leftovers, f"temp files left: {leftovers}")
+
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)

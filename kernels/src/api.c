@@ -1,0 +1,167 @@
+/* The public entry points: defaults, what this build has, option resolution
+ * (explicit option > XATTN_ISA env (isa only) > config-header row > defaults),
+ * and xattn_extend_attention = validate + resolve + drive. */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal/error.h"
+#include "internal/kernel.h"
+
+void xattn_problem_init(xattn_problem *p) {
+  memset(p, 0, sizeof *p);
+  p->dtype = XATTN_F32;
+  p->req_to_token_type = XATTN_I32;
+  p->mode = XATTN_MODE_CAUSAL;
+  p->align = XATTN_ALIGN_BOTTOM_RIGHT;
+  p->window_left = -1;
+  p->window_right = -1;
+  p->scale = 1.0f;
+}
+
+void xattn_options_init(xattn_options *o) {
+  memset(o, 0, sizeof *o);
+  o->schedule = XATTN_SCHED_AUTO;
+}
+
+/* ---- ISAs ------------------------------------------------------------------ */
+static const xattn_isa_kernels *const isa_table[] = {
+#ifdef XATTN_HAVE_X86_ISAS
+    &xattn_isa_avx512bf16, &xattn_isa_avx512, &xattn_isa_avx2,
+#endif
+    &xattn_isa_scalar,
+};
+enum { ISA_COUNT = sizeof(isa_table) / sizeof(isa_table[0]) };
+
+int xattn_isa_count(void) { return ISA_COUNT; }
+const char *xattn_isa_name(int i) { return i >= 0 && i < ISA_COUNT ? isa_table[i]->name : NULL; }
+
+static const xattn_isa_kernels *isa_find(const char *name) {
+  for (int i = 0; i < ISA_COUNT; i++)
+    if (name && strcmp(name, isa_table[i]->name) == 0) return isa_table[i];
+  return NULL;
+}
+
+int xattn_isa_runnable(const char *isa) { return isa_find(isa) != NULL && xattn_cpu_can_run(isa); }
+
+static const char *best_runnable(void) {
+  for (int i = 0; i < ISA_COUNT; i++)
+    if (xattn_cpu_can_run(isa_table[i]->name)) return isa_table[i]->name;
+  return "scalar";
+}
+
+/* The ISA a call runs: explicit option, else XATTN_ISA, else the best runnable. */
+static xattn_status resolve_isa(const char *requested, const xattn_isa_kernels **out) {
+  const char *what = "options.isa";
+  if (!requested) {
+    const char *env = getenv("XATTN_ISA");
+    if (env && *env) {
+      requested = env;
+      what = "XATTN_ISA";
+    }
+  }
+  if (!requested) requested = best_runnable();
+  const xattn_isa_kernels *k = isa_find(requested);
+  if (!k) return xattn_fail(XATTN_ERR_UNSUPPORTED, "%s: unknown or not built ISA '%s'", what, requested);
+  if (!xattn_cpu_can_run(requested))
+    return xattn_fail(XATTN_ERR_UNSUPPORTED, "%s: this CPU cannot run ISA '%s'", what, requested);
+  *out = k;
+  return XATTN_OK;
+}
+
+const char *xattn_best_isa(void) {
+  const xattn_isa_kernels *k = NULL;
+  if (resolve_isa(NULL, &k) != XATTN_OK) return best_runnable();
+  return k->name;
+}
+
+/* ---- layouts ----------------------------------------------------------------- */
+static const char *const layout_names[] = {"flat", "gqa", "kvsplit"};
+int xattn_layout_count(void) { return 3; }
+const char *xattn_layout_name(int i) { return i >= 0 && i < 3 ? layout_names[i] : NULL; }
+static int layout_find(const char *name) {
+  for (int i = 0; i < 3; i++)
+    if (name && strcmp(name, layout_names[i]) == 0) return i;
+  return -1;
+}
+
+/* ---- resolution ---------------------------------------------------------- */
+typedef struct resolved {
+  const xattn_isa_kernels *isa;
+  int variant;
+  int layout;
+  xattn_schedule schedule;
+  int threads;
+} resolved;
+
+static xattn_status resolve_all(const xattn_problem *p, const xattn_options *opts, resolved *r) {
+  xattn_options defaults;
+  if (!opts) {
+    xattn_options_init(&defaults);
+    opts = &defaults;
+  }
+  xattn_status s = resolve_isa(opts->isa, &r->isa);
+  if (s != XATTN_OK) return s;
+
+  int64_t max_e = 0, max_p = 0;
+  for (int b = 0; b < p->batch; b++) {
+    if (p->extend_lens[b] > max_e) max_e = p->extend_lens[b];
+    if (p->prefix_lens[b] > max_p) max_p = p->prefix_lens[b];
+  }
+  const xattn_config_row *row = xattn_config_lookup(r->isa->name, p->dtype, p->head_dim, p->head_dim_v,
+                                                    p->mode, xattn_extend_bucket(max_e),
+                                                    xattn_prefix_bucket(max_p));
+  if (opts->variant) {
+    r->variant = xattn_variant_index(opts->variant);
+    if (r->variant < 0)
+      return xattn_fail(XATTN_ERR_UNSUPPORTED, "options.variant: '%s' is not a compiled BMxBN variant",
+                        opts->variant);
+  } else {
+    /* a row may name a variant this build left out (XATTN_VARIANTS): nearest one */
+    r->variant = row ? xattn_variant_nearest(row->variant) : -1;
+    if (r->variant < 0) r->variant = xattn_variant_nearest("64x64");
+  }
+  if (opts->layout) {
+    r->layout = layout_find(opts->layout);
+    if (r->layout < 0)
+      return xattn_fail(XATTN_ERR_UNSUPPORTED, "options.layout: unknown layout '%s' (flat, gqa, kvsplit)",
+                        opts->layout);
+  } else {
+    r->layout = row ? layout_find(row->layout) : -1;
+    if (r->layout < 0) r->layout = XATTN_LAYOUT_GQA;
+  }
+  if (opts->schedule == XATTN_SCHED_STATIC || opts->schedule == XATTN_SCHED_DYNAMIC)
+    r->schedule = opts->schedule;
+  else if (opts->schedule != XATTN_SCHED_AUTO)
+    return xattn_fail(XATTN_ERR_UNSUPPORTED, "options.schedule: unknown schedule %d", (int)opts->schedule);
+  else
+    r->schedule = row && strcmp(row->schedule, "static") == 0 ? XATTN_SCHED_STATIC : XATTN_SCHED_DYNAMIC;
+  r->threads = opts->threads > 0 ? opts->threads : row && row->threads > 0 ? row->threads : omp_get_max_threads();
+  return XATTN_OK;
+}
+
+xattn_status xattn_resolve(const xattn_problem *p, const xattn_options *opts, const char **variant,
+                           const char **layout, const char **isa, int *threads) {
+  xattn_status s = xattn_validate(p);
+  if (s != XATTN_OK) return s;
+  resolved r;
+  if ((s = resolve_all(p, opts, &r)) != XATTN_OK) return s;
+  if (variant) *variant = xattn_variant_name(r.variant);
+  if (layout) *layout = layout_names[r.layout];
+  if (isa) *isa = r.isa->name;
+  if (threads) *threads = r.threads;
+  xattn_clear_error();
+  return XATTN_OK;
+}
+
+xattn_status xattn_extend_attention(const xattn_problem *p, const xattn_options *opts) {
+  xattn_status s = xattn_validate(p);
+  if (s != XATTN_OK) return s;
+  resolved r;
+  if ((s = resolve_all(p, opts, &r)) != XATTN_OK) return s;
+  s = xattn_drive(p, r.isa, r.variant, (xattn_layout_kind)r.layout, r.schedule, r.threads,
+                  opts ? opts->kv_splits : 0);
+  if (s == XATTN_ERR_NOMEM) return xattn_fail(s, "scratch: out of memory");
+  if (s != XATTN_OK) return xattn_fail(s, "kernel failed");
+  xattn_clear_error();
+  return XATTN_OK;
+}

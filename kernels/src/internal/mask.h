@@ -1,0 +1,60 @@
+/* Which keys a query sees (SPEC §2) and where a key lives, shared by the
+ * driver and every ISA's kernels so that the mask is written once. */
+#ifndef XATTN_INTERNAL_MASK_H
+#define XATTN_INTERNAL_MASK_H
+
+#include "internal/kernel.h"
+
+/* Number of key positions of request b: its encoder tokens in cross mode,
+ * P_b + E_b otherwise. */
+static inline int32_t xattn_key_count(const xattn_problem *p, int b) {
+  if (p->mode == XATTN_MODE_CROSS) return p->encoder_lens[b];
+  return p->prefix_lens[b] + p->extend_lens[b];
+}
+
+/* Inclusive interval [*lo, *hi] of key positions visible to extend query i of
+ * request b, before the tree mask (tree mode sees the whole interval, then
+ * extend keys are filtered per bit). Empty when *lo > *hi. */
+static inline void xattn_query_interval(const xattn_problem *p, int b, int32_t i,
+                                        int32_t *lo, int32_t *hi) {
+  const int64_t n = xattn_key_count(p, b);
+  const int64_t pos = (int64_t)p->prefix_lens[b] + i;
+  int64_t l = 0, h = n - 1;
+  if (p->mode == XATTN_MODE_CAUSAL)
+    h = p->align == XATTN_ALIGN_TOP_LEFT ? i : pos;
+  if (p->window_left >= 0 && pos - p->window_left > l) l = pos - p->window_left;
+  if (p->window_right >= 0 && pos + p->window_right < h) h = pos + p->window_right;
+  if (h > n - 1) h = n - 1;
+  if (l > h) { l = 1; h = 0; }
+  *lo = (int32_t)l;
+  *hi = (int32_t)h;
+}
+
+/* Row of the token table used by request b. */
+static inline int64_t xattn_cache_slot(const xattn_problem *p, int b, int64_t j) {
+  const int64_t row = p->req_index[b];
+  if (p->req_to_token_type == XATTN_I64)
+    return ((const int64_t *)p->req_to_token)[row * p->max_ctx + j];
+  return ((const int32_t *)p->req_to_token)[row * p->max_ctx + j];
+}
+
+/* Address of key position j (K or V tensor pair) of request b, KV head kvh. */
+static inline const char *xattn_key_row(const xattn_run *r, int b, int kvh, int64_t j,
+                                        const xattn_tensor *cache, const xattn_tensor *ext) {
+  const xattn_problem *p = r->p;
+  const size_t es = xattn_dtype_size(p->dtype);
+  if (p->mode == XATTN_MODE_CROSS || j < p->prefix_lens[b]) {
+    const int64_t slot = xattn_cache_slot(p, b, j);
+    return (const char *)cache->data + (slot * cache->token_stride + (int64_t)kvh * cache->head_stride) * (int64_t)es;
+  }
+  const int64_t t = r->ext_start[b] + (j - p->prefix_lens[b]);
+  return (const char *)ext->data + (t * ext->token_stride + (int64_t)kvh * ext->head_stride) * (int64_t)es;
+}
+
+/* Tree mode: does extend query i of request b see extend key k (0-based)? */
+static inline int xattn_tree_bit(const xattn_problem *p, int b, int32_t i, int32_t k) {
+  const int64_t side = p->tree_max_extend;
+  return p->tree_mask[((int64_t)b * side + i) * side + k] != 0;
+}
+
+#endif

@@ -1,0 +1,106 @@
+/* AVX2 + FMA vectors of 8 floats; F16C for f16 conversions. Masks are vectors
+ * of all-ones/all-zeros lanes. */
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+#define VL 8
+typedef __m256 vf;
+typedef __m256 vmask;
+#define V_ZERO() _mm256_setzero_ps()
+#define V_LOAD(p) _mm256_load_ps((const float *)(p))
+#define V_STORE(p, v) _mm256_store_ps((float *)(p), (v))
+#define V_BCAST(p) _mm256_broadcast_ss((const float *)(p))
+#define V_SET1(x) _mm256_set1_ps((float)(x))
+#define V_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define V_MUL(a, b) _mm256_mul_ps((a), (b))
+#define V_ADD(a, b) _mm256_add_ps((a), (b))
+#define V_SUB(a, b) _mm256_sub_ps((a), (b))
+#define V_MAX(a, b) _mm256_max_ps((a), (b))
+static inline vmask v_mask_interval(int32_t kp, const int32_t *lo, const int32_t *hi) {
+  const __m256i k = _mm256_set1_epi32(kp);
+  const __m256i below = _mm256_cmpgt_epi32(_mm256_loadu_si256((const __m256i *)lo), k); /* lo > kp */
+  const __m256i above = _mm256_cmpgt_epi32(k, _mm256_loadu_si256((const __m256i *)hi)); /* kp > hi */
+  return _mm256_castsi256_ps(_mm256_andnot_si256(_mm256_or_si256(below, above), _mm256_set1_epi32(-1)));
+}
+#define V_MASK_INTERVAL(kp, lo, hi) v_mask_interval((kp), (lo), (hi))
+static inline vmask v_mask_and_bytes(vmask m, const uint8_t *bytes) {
+  const __m256i b = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)bytes));
+  const __m256i set = _mm256_cmpgt_epi32(b, _mm256_setzero_si256());
+  return _mm256_and_ps(m, _mm256_castsi256_ps(set));
+}
+#define V_MASK_AND_BYTES(m, bytes) v_mask_and_bytes((m), (const uint8_t *)(bytes))
+#define V_SELECT(m, a, b) _mm256_blendv_ps((b), (a), (m))
+#define V_IS_NEG_INF(v) _mm256_cmp_ps((v), _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ)
+
+/* 2^x as in simd_avx512.h; 2^n built in the exponent field. x is clamped to
+ * -127, where the biased exponent is 0 and the result exactly 0. */
+static inline vf V_EXP2(vf x) {
+  x = _mm256_max_ps(x, _mm256_set1_ps(-127.0f));
+  x = _mm256_min_ps(x, _mm256_set1_ps(127.0f));
+  const vf n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const vf f = _mm256_sub_ps(x, n);
+  vf p = _mm256_set1_ps(1.5252733804059840e-05f);
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.5403530393381608e-04f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.3333558146428443e-03f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.6181291076284772e-03f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.5504108664821580e-02f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.4022650695910071e-01f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.9314718055994531e-01f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+static inline vf v_tanh(vf x) {
+  const vf sign = _mm256_set1_ps(-0.0f);
+  const vf ax = _mm256_andnot_ps(sign, x);
+  const vf e = V_EXP2(_mm256_mul_ps(ax, _mm256_set1_ps(-2.0f * 1.4426950408889634f)));
+  const vf t = _mm256_div_ps(_mm256_sub_ps(_mm256_set1_ps(1.0f), e), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+  return _mm256_or_ps(t, _mm256_and_ps(x, sign));
+}
+
+static inline __m256i tail_mask8(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+static inline void cvt_to_f32(float *dst, const void *src, int n, xattn_dtype dt, float mul) {
+  const vf m = _mm256_set1_ps(mul);
+  int i = 0;
+  if (dt == XATTN_F32) {
+    const float *s = (const float *)src;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_mul_ps(_mm256_loadu_ps(s + i), m));
+    if (i < n) {
+      const __m256i k = tail_mask8(n - i);
+      _mm256_maskstore_ps(dst + i, k, _mm256_mul_ps(_mm256_maskload_ps(s + i, k), m));
+    }
+    return;
+  }
+  const uint16_t *s = (const uint16_t *)src;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128((const __m128i *)(s + i));
+    const vf x = dt == XATTN_BF16 ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16))
+                                  : _mm256_cvtph_ps(h);
+    _mm256_storeu_ps(dst + i, _mm256_mul_ps(x, m));
+  }
+  for (; i < n; i++) dst[i] = (dt == XATTN_BF16 ? xattn_bf16_to_f32(s[i]) : xattn_f16_to_f32(s[i])) * mul;
+}
+
+static inline void cvt_from_f32(void *dst, const float *src, int n, xattn_dtype dt, float mul) {
+  const vf m = _mm256_set1_ps(mul);
+  int i = 0;
+  if (dt == XATTN_F32) {
+    float *d = (float *)dst;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_mul_ps(_mm256_loadu_ps(src + i), m));
+    for (; i < n; i++) d[i] = src[i] * mul;
+    return;
+  }
+  uint16_t *d = (uint16_t *)dst;
+  if (dt == XATTN_F16) {
+    for (; i + 8 <= n; i += 8)
+      _mm_storeu_si128((__m128i *)(d + i),
+                       _mm256_cvtps_ph(_mm256_mul_ps(_mm256_loadu_ps(src + i), m), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) d[i] = xattn_f32_to_f16(src[i] * mul);
+    return;
+  }
+  for (; i < n; i++) d[i] = xattn_f32_to_bf16(src[i] * mul);
+}

@@ -1,0 +1,90 @@
+/* AVX-512F/BW/VL vectors of 16 floats (this TU is compiled with those flags). */
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+#define VL 16
+typedef __m512 vf;
+typedef __mmask16 vmask;
+#define V_ZERO() _mm512_setzero_ps()
+#define V_LOAD(p) _mm512_load_ps((const float *)(p))
+#define V_STORE(p, v) _mm512_store_ps((float *)(p), (v))
+#define V_BCAST(p) _mm512_set1_ps(*(const float *)(p))
+#define V_SET1(x) _mm512_set1_ps((float)(x))
+#define V_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define V_MUL(a, b) _mm512_mul_ps((a), (b))
+#define V_ADD(a, b) _mm512_add_ps((a), (b))
+#define V_SUB(a, b) _mm512_sub_ps((a), (b))
+#define V_MAX(a, b) _mm512_max_ps((a), (b))
+#define V_MASK_INTERVAL(kp, lo, hi)                                                         \
+  _mm512_kand(_mm512_cmple_epi32_mask(_mm512_loadu_si512((const void *)(lo)), _mm512_set1_epi32(kp)), \
+              _mm512_cmpge_epi32_mask(_mm512_loadu_si512((const void *)(hi)), _mm512_set1_epi32(kp)))
+#define V_MASK_AND_BYTES(m, bytes) \
+  _mm512_kand((m), _mm_test_epi8_mask(_mm_loadu_si128((const __m128i *)(bytes)), _mm_set1_epi8(-1)))
+#define V_SELECT(m, a, b) _mm512_mask_blend_ps((m), (b), (a))
+#define V_IS_NEG_INF(v) _mm512_cmp_ps_mask((v), _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ)
+
+/* 2^x: x = n + f, |f| <= 1/2, degree-7 Taylor of e^(f ln2) (rel. err < 1e-8
+ * before rounding), scalef applies 2^n and underflows cleanly to 0 for x -> -inf. */
+static inline vf V_EXP2(vf x) {
+  x = _mm512_max_ps(x, _mm512_set1_ps(-160.0f));
+  const vf n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const vf f = _mm512_sub_ps(x, n);
+  vf p = _mm512_set1_ps(1.5252733804059840e-05f);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.5403530393381608e-04f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.3333558146428443e-03f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.6181291076284772e-03f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5504108664821580e-02f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022650695910071e-01f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718055994531e-01f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
+
+/* tanh(x) = sign(x) (1 - e^-2|x|) / (1 + e^-2|x|); absolute error ~1e-7, which
+ * the soft cap multiplies by cap: well inside f32 tolerance for caps <= 100. */
+static inline vf v_tanh(vf x) {
+  const vf ax = _mm512_abs_ps(x);
+  const vf e = V_EXP2(_mm512_mul_ps(ax, _mm512_set1_ps(-2.0f * 1.4426950408889634f)));
+  const vf t = _mm512_div_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), e), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(t),
+      _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))));
+}
+
+static inline __mmask16 tail_mask(int n) { return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1u); }
+
+static inline vf load_f32_any(const void *src, int n, xattn_dtype dt) {
+  const __mmask16 k = tail_mask(n);
+  if (dt == XATTN_F32) return _mm512_maskz_loadu_ps(k, src);
+  const __m256i h = _mm256_maskz_loadu_epi16(k, src);
+  if (dt == XATTN_BF16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  return _mm512_cvtph_ps(h);
+}
+
+static inline void cvt_to_f32(float *dst, const void *src, int n, xattn_dtype dt, float mul) {
+  const size_t es = xattn_dtype_size(dt);
+  const vf m = _mm512_set1_ps(mul);
+  for (int i = 0; i < n; i += 16) {
+    const int c = n - i < 16 ? n - i : 16;
+    _mm512_mask_storeu_ps(dst + i, tail_mask(c), _mm512_mul_ps(load_f32_any((const char *)src + i * es, c, dt), m));
+  }
+}
+
+/* f32 -> bf16 bits, round to nearest even (no NaN in outputs). */
+static inline __m256i f32_to_bf16_rne(vf x) {
+  const __m512i b = _mm512_castps_si512(x);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
+  const __m512i r = _mm512_add_epi32(_mm512_add_epi32(b, _mm512_set1_epi32(0x7fff)), lsb);
+  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
+}
+
+static inline void cvt_from_f32(void *dst, const float *src, int n, xattn_dtype dt, float mul) {
+  const vf m = _mm512_set1_ps(mul);
+  for (int i = 0; i < n; i += 16) {
+    const int c = n - i < 16 ? n - i : 16;
+    const __mmask16 k = tail_mask(c);
+    const vf x = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, src + i), m);
+    if (dt == XATTN_F32) _mm512_mask_storeu_ps((float *)dst + i, k, x);
+    else if (dt == XATTN_BF16) _mm256_mask_storeu_epi16((uint16_t *)dst + i, k, f32_to_bf16_rne(x));
+    else _mm256_mask_storeu_epi16((uint16_t *)dst + i, k, _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The test command of the README and of CI: installs dependencies, builds the
+# Release tree and runs the whole ctest suite, then an AddressSanitizer +
+# UndefinedBehaviorSanitizer build on the reduced suite, then the likwid-marker
+# build's own tests. Any failure stops it with a non-zero exit.
+#   scripts/test.sh            everything (what CI runs)
+#   scripts/test.sh --quick    Release build and suite only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+jobs=$(nproc)
+
+scripts/install-deps.sh
+
+step() { printf '\n== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
+
+step "Release build"
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/release -j"$jobs"
+step "Release tests"
+ctest --test-dir build/release --output-on-failure -j"$jobs" -LE peers_optional
+[ "$quick" = 1 ] && exit 0
+
+step "ASan+UBSan build"
+cmake -S . -B build/sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DXATTN_SANITIZE=address,undefined -DXATTN_BUILD_BENCH=OFF >/dev/null
+cmake --build build/sanitize -j"$jobs"
+step "ASan+UBSan tests (label sanitize)"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build/sanitize --output-on-failure -j"$jobs" -L sanitize
+
+step "likwid marker build"
+cmake -S . -B build/likwid -G Ninja -DCMAKE_BUILD_TYPE=Release -DXATTN_LIKWID=ON \
+  -DXATTN_BUILD_TUNE=OFF -DXATTN_VARIANTS="64x64;16x256" >/dev/null
+cmake --build build/likwid -j"$jobs"
+step "likwid marker tests (label likwid)"
+ctest --test-dir build/likwid --output-on-failure -j"$jobs" -L likwid
