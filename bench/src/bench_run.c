@@ -446,6 +446,7 @@ int xb_row_counters(xb_session *s, int r, double sec, xb_counters *c, char *err,
   }
   c->flops = s->pb.flops;
   c->visible_pairs = (double)s->pb.visible_pairs;
+  c->input_bytes = (double)s->pb.input_bytes;
   c->gflops = s->pb.flops / sec * 1e-9;
   c->tokens_per_s = (double)s->pb.p.total_tokens / sec;
   if (row->impl == XB_IMPL_XATTN && row->dtype == XATTN_BF16) {

@@ -95,7 +95,7 @@ int xb_row_prepare(xb_session *s, int r, char *err, size_t errlen);
 int xb_row_call(xb_session *s, int r, char *err, size_t errlen);
 /* Counters of row r given its seconds per call. */
 typedef struct xb_counters {
-  double gflops, tokens_per_s, pct_peak, speedup_vs_blas, flops, visible_pairs;
+  double gflops, tokens_per_s, pct_peak, speedup_vs_blas, flops, visible_pairs, input_bytes;
   int has_speedup;
 } xb_counters;
 /* Records a BLAS row's measurement (iterations, seconds per call). */
