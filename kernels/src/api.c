@@ -26,7 +26,7 @@ void xattn_options_init(xattn_options *o) {
 /* ---- ISAs ------------------------------------------------------------------ */
 static const xattn_isa_kernels *const isa_table[] = {
 #ifdef XATTN_HAVE_X86_ISAS
-    &xattn_isa_avx512bf16, &xattn_isa_avx512, &xattn_isa_avx2,
+    &xattn_isa_amx, &xattn_isa_avx512bf16, &xattn_isa_avx512, &xattn_isa_avx2,
 #endif
     &xattn_isa_scalar,
 };

@@ -66,6 +66,7 @@ extern const xattn_isa_kernels xattn_isa_scalar;
 extern const xattn_isa_kernels xattn_isa_avx2;
 extern const xattn_isa_kernels xattn_isa_avx512;
 extern const xattn_isa_kernels xattn_isa_avx512bf16;
+extern const xattn_isa_kernels xattn_isa_amx;
 #endif
 
 /* cpu.c: can this CPU run the named ISA (built or not). */

@@ -50,7 +50,9 @@ static inline vf v_tanh(vf x) {
       _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))));
 }
 
-static inline __mmask16 tail_mask(int n) { return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1u); }
+static inline __mmask16 tail_mask(int n) {
+  return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1u);
+}
 
 static inline vf load_f32_any(const void *src, int n, xattn_dtype dt) {
   const __mmask16 k = tail_mask(n);

@@ -1,0 +1,271 @@
+/* AMX-BF16 kernels (Sapphire Rapids tiles): bf16 problems run S = Q K^T and
+ * O += P V as TDPBF16PS tile products (16x16 f32 results of 16x32 by 32x16 bf16
+ * products), the online softmax stays in AVX-512. f32 and f16 problems are
+ * handed to the avx512 kernels. Compiled with -mamx-tile -mamx-bf16 on top of
+ * the avx512bf16 flags; cpu.c enables the tile state (arch_prctl) first.
+ *
+ * Layouts (NS = the tile's key count rounded up to 32, D32 = D rounded up to 32,
+ * padding is zeros; u32 = a pair of bf16, the "VNNI" rows tile B operands need):
+ *   qt chunk [RC][D32] bf16    queries as stored (tile A of Q K^T)
+ *   kp       [D32/2][NS] u32   pair (k[j][2t], k[j][2t+1]) at [t][j]: keys transposed
+ *                              with 16x16 register transposes (tile B)
+ *   vp       [NS/2][DVP] u32   pair (v[2j][c], v[2j+1][c]) at [j][c]  (tile B of P V)
+ *   st       [RC][NS] f32      scores row-major (tile C), softmax'd in place
+ *   pp       [RC][NS] bf16     p rounded to bf16 (tile A of P V)
+ * Rows are processed in blocks of 32 (2 tiles), keys in blocks of 32. */
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "xattn/xattn.h"
+#include "internal/kernel.h"
+#include "xattn_variant_list.h"
+#include "isa/simd_avx512.h"
+
+#define RC 64
+#define KR 32 /* keys are padded to a multiple of 32 */
+
+static inline int up32(int x) { return (x + 31) & ~31; }
+
+static size_t hook_qt_bytes(int d, int mp) { return sizeof(uint16_t) * (size_t)mp * up32(d); }
+static size_t hook_kp_bytes(int bn, int d) { return sizeof(uint32_t) * (size_t)(up32(d) / 2) * up32(bn); }
+static size_t hook_vp_bytes(int bn, int dvp) { return sizeof(uint32_t) * (size_t)(up32(bn) / 2) * dvp; }
+static size_t hook_pp_bytes(int bn) { return sizeof(uint16_t) * (size_t)RC * up32(bn); }
+
+static void hook_pack_q(void *qt_chunk, const char *const *srcs, int nrows, int d, xattn_dtype dt,
+                        float scale2, float *tmp) {
+  const int d32 = up32(d);
+  uint16_t *qt = (uint16_t *)qt_chunk;
+  for (int r = 0; r < RC; r++) {
+    uint16_t *dst = qt + (size_t)r * d32;
+    int c = 0;
+    if (r < nrows) {
+      memcpy(dst, srcs[r], sizeof(uint16_t) * d);
+      c = d;
+    }
+    memset(dst + c, 0, sizeof(uint16_t) * (d32 - c));
+  }
+}
+
+/* out[t] = column t of the 16 x 16 matrix of 32-bit elements in rows r[]. */
+static inline void transpose16(__m512i r[16]) {
+  __m512i a[16], b[16];
+  for (int i = 0; i < 8; i++) {
+    a[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    a[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; i++) { /* b[4i+k], lane L = column 4L+k of rows 4i..4i+3 */
+    b[4 * i + 0] = _mm512_unpacklo_epi64(a[4 * i], a[4 * i + 2]);
+    b[4 * i + 1] = _mm512_unpackhi_epi64(a[4 * i], a[4 * i + 2]);
+    b[4 * i + 2] = _mm512_unpacklo_epi64(a[4 * i + 1], a[4 * i + 3]);
+    b[4 * i + 3] = _mm512_unpackhi_epi64(a[4 * i + 1], a[4 * i + 3]);
+  }
+  for (int k = 0; k < 4; k++) { /* 4 x 4 transpose of 128-bit lanes */
+    const __m512i c0 = _mm512_shuffle_i32x4(b[k], b[4 + k], _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512i c1 = _mm512_shuffle_i32x4(b[k], b[4 + k], _MM_SHUFFLE(3, 2, 3, 2));
+    const __m512i c2 = _mm512_shuffle_i32x4(b[8 + k], b[12 + k], _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512i c3 = _mm512_shuffle_i32x4(b[8 + k], b[12 + k], _MM_SHUFFLE(3, 2, 3, 2));
+    r[0 + k] = _mm512_shuffle_i32x4(c0, c2, _MM_SHUFFLE(2, 0, 2, 0));
+    r[4 + k] = _mm512_shuffle_i32x4(c0, c2, _MM_SHUFFLE(3, 1, 3, 1));
+    r[8 + k] = _mm512_shuffle_i32x4(c1, c3, _MM_SHUFFLE(2, 0, 2, 0));
+    r[12 + k] = _mm512_shuffle_i32x4(c1, c3, _MM_SHUFFLE(3, 1, 3, 1));
+  }
+}
+
+static void hook_pack_kv(void *kpv, void *vpv, const char *const *kptr, const char *const *vptr, int n,
+                         int d, int dv, int dvp, xattn_dtype dt) {
+  const int ns = up32(n), d32 = up32(d);
+  uint32_t *kp = (uint32_t *)kpv;
+  for (int j0 = 0; j0 < ns; j0 += 16) {
+    for (int e0 = 0; e0 < d32; e0 += 32) { /* 16 keys x 32 bf16 (16 pairs) */
+      const __mmask32 k = e0 + 32 <= d ? 0xffffffffu : e0 < d ? (__mmask32)((1ull << (d - e0)) - 1) : 0;
+      __m512i r[16];
+      for (int t = 0; t < 16; t++)
+        r[t] = j0 + t < n ? _mm512_maskz_loadu_epi16(k, (const uint16_t *)kptr[j0 + t] + e0) : _mm512_setzero_si512();
+      transpose16(r);
+      for (int t = 0; t < 16; t++) _mm512_store_si512(kp + (size_t)(e0 / 2 + t) * ns + j0, r[t]);
+    }
+  }
+  uint32_t *vp = (uint32_t *)vpv;
+  for (int j = 0; j < ns; j += 2) {
+    uint32_t *dst = vp + (size_t)(j / 2) * dvp;
+    if (j >= n) {
+      memset(dst, 0, sizeof(uint32_t) * dvp);
+      continue;
+    }
+    const uint16_t *a = (const uint16_t *)vptr[j];
+    const uint16_t *b = j + 1 < n ? (const uint16_t *)vptr[j + 1] : NULL;
+    for (int c = 0; c < dvp; c += 16) {
+      const __mmask16 k = c < dv ? tail_mask(dv - c) : 0;
+      const __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(k, a + c));
+      const __m512i hi = b ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(k, b + c)) : _mm512_setzero_si512();
+      _mm512_store_si512(dst + c, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+    }
+  }
+}
+
+/* tiles 0-3: C (2 x 2 blocks of 16 x 16 f32), 4-5: A, 6-7: B; all 16 rows x 64 bytes */
+typedef struct tile_config {
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+} tile_config;
+
+static void amx_begin(void) {
+  tile_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.palette = 1;
+  for (int t = 0; t < 8; t++) {
+    cfg.colsb[t] = 64;
+    cfg.rows[t] = 16;
+  }
+  _tile_loadconfig(&cfg);
+}
+#define HOOK_ITEM_BEGIN() amx_begin()
+#define HOOK_ITEM_END() _tile_release()
+
+static __attribute__((noinline)) void hook_qk(const void *kpv, int n, int d, const void *qtv, int nv,
+                                              float *st, float scale2) {
+  const uint16_t *qt = (const uint16_t *)qtv;
+  const uint32_t *kp = (const uint32_t *)kpv;
+  const int ns = up32(n), d32 = up32(d), nrb = (nv + 1) & ~1;
+  for (int rb = 0; rb < nrb; rb += 2) {
+    for (int kb = 0; kb < ns / 16; kb += 2) {
+      _tile_zero(0);
+      _tile_zero(1);
+      _tile_zero(2);
+      _tile_zero(3);
+      for (int e0 = 0; e0 < d32; e0 += 32) {
+        _tile_loadd(4, qt + (size_t)(rb * 16) * d32 + e0, d32 * 2);
+        _tile_loadd(5, qt + (size_t)(rb * 16 + 16) * d32 + e0, d32 * 2);
+        _tile_loadd(6, kp + (size_t)(e0 / 2) * ns + kb * 16, ns * 4);
+        _tile_loadd(7, kp + (size_t)(e0 / 2) * ns + kb * 16 + 16, ns * 4);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+      }
+      float *s = st + (size_t)(rb * 16) * ns + kb * 16;
+      _tile_stored(0, s, ns * 4);
+      _tile_stored(1, s + 16, ns * 4);
+      _tile_stored(2, s + (size_t)16 * ns, ns * 4);
+      _tile_stored(3, s + (size_t)16 * ns + 16, ns * 4);
+    }
+  }
+}
+
+/* Online softmax on row-major scores (raw dot products: scaled here). */
+static __attribute__((noinline)) void softmax_rows(float *st, int n, int full, int32_t kpos0,
+                                                   const int32_t *lo, const int32_t *hi,
+                                                   const uint8_t *vis, float cap2, float *m, float *l,
+                                                   float *alpha, int crows, float scale2, void *ppv) {
+  const int ns = up32(n);
+  uint16_t *pp = (uint16_t *)ppv;
+  const __m512 vscale = _mm512_set1_ps(scale2), neg_inf = _mm512_set1_ps(-INFINITY);
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (int r = 0; r < crows; r++) {
+    float *s = st + (size_t)r * ns;
+    __m512 vmx = neg_inf;
+    for (int j = 0; j < ns; j += 16) {
+      __m512 x = _mm512_mul_ps(_mm512_load_ps(s + j), vscale);
+      if (cap2 > 0.0f) x = _mm512_mul_ps(_mm512_set1_ps(cap2), v_tanh(_mm512_mul_ps(x, _mm512_set1_ps(1.0f / cap2))));
+      __mmask16 k = tail_mask(n - j);
+      if (!full) {
+        const __m512i kpos = _mm512_add_epi32(_mm512_set1_epi32(kpos0 + j), iota);
+        k &= _mm512_cmpge_epi32_mask(kpos, _mm512_set1_epi32(lo[r])) &
+             _mm512_cmple_epi32_mask(kpos, _mm512_set1_epi32(hi[r]));
+        if (vis) {
+          __mmask16 bits = 0;
+          for (int t = 0; t < 16 && j + t < n; t++)
+            if (vis[(size_t)(j + t) * RC + r]) bits |= (__mmask16)(1u << t);
+          k &= bits;
+        }
+      }
+      x = _mm512_mask_blend_ps(k, neg_inf, x);
+      _mm512_store_ps(s + j, x);
+      vmx = _mm512_max_ps(vmx, x);
+    }
+    const float m_old = m[r];
+    float mx = _mm512_reduce_max_ps(vmx);
+    if (m_old > mx) mx = m_old;
+    const float m_use = mx == -INFINITY ? 0.0f : mx;
+    const float a = exp2f(m_old - m_use);
+    __m512 sum = _mm512_setzero_ps();
+    const __m512 vm = _mm512_set1_ps(m_use);
+    for (int j = 0; j < ns; j += 16) {
+      const __m512 p = V_EXP2(_mm512_sub_ps(_mm512_load_ps(s + j), vm));
+      sum = _mm512_add_ps(sum, p);
+      _mm256_store_si256((__m256i *)(pp + (size_t)r * ns + j), (__m256i)_mm512_cvtneps_pbh(p));
+    }
+    l[r] = l[r] * a + _mm512_reduce_add_ps(sum);
+    m[r] = mx;
+    alpha[r] = a;
+  }
+  for (int r = crows; r < ((crows + 31) & ~31); r++) { /* padding rows of the last block */
+    memset(pp + (size_t)r * ns, 0, sizeof(uint16_t) * ns);
+    alpha[r] = 1.0f;
+  }
+}
+#define HOOK_SOFTMAX_CUSTOM 1
+#define HOOK_SOFTMAX(st, n, nv, full, t0, lo, hi, vis, cap2, m, l, alpha, crows, scale2, pp) \
+  softmax_rows(st, n, full, t0, lo, hi, vis, cap2, m, l, alpha, crows, scale2, pp)
+
+static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv, int dvp, int rows,
+                                              float *acc, const float *alpha, void *ppv) {
+  const uint16_t *pp = (const uint16_t *)ppv;
+  const uint32_t *vp = (const uint32_t *)vpv;
+  const int ns = up32(n), nr = (rows + 31) & ~31, ndb = dvp / 16;
+  for (int r = 0; r < nr; r++) {
+    const __m512 a = _mm512_set1_ps(alpha[r]);
+    float *o = acc + (size_t)r * dvp;
+    for (int c = 0; c < dvp; c += 16) _mm512_store_ps(o + c, _mm512_mul_ps(_mm512_load_ps(o + c), a));
+  }
+  for (int rb = 0; rb < nr / 16; rb += 2) {
+    float *o = acc + (size_t)(rb * 16) * dvp;
+    const uint16_t *p0 = pp + (size_t)(rb * 16) * ns;
+    int db = 0;
+    for (; db + 2 <= ndb; db += 2) {
+      _tile_loadd(0, o + db * 16, dvp * 4);
+      _tile_loadd(1, o + db * 16 + 16, dvp * 4);
+      _tile_loadd(2, o + (size_t)16 * dvp + db * 16, dvp * 4);
+      _tile_loadd(3, o + (size_t)16 * dvp + db * 16 + 16, dvp * 4);
+      for (int j0 = 0; j0 < ns; j0 += 32) {
+        _tile_loadd(4, p0 + j0, ns * 2);
+        _tile_loadd(5, p0 + (size_t)16 * ns + j0, ns * 2);
+        _tile_loadd(6, vp + (size_t)(j0 / 2) * dvp + db * 16, dvp * 4);
+        _tile_loadd(7, vp + (size_t)(j0 / 2) * dvp + db * 16 + 16, dvp * 4);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+      }
+      _tile_stored(0, o + db * 16, dvp * 4);
+      _tile_stored(1, o + db * 16 + 16, dvp * 4);
+      _tile_stored(2, o + (size_t)16 * dvp + db * 16, dvp * 4);
+      _tile_stored(3, o + (size_t)16 * dvp + db * 16 + 16, dvp * 4);
+    }
+    if (db < ndb) { /* an odd number of 16-wide dv blocks */
+      _tile_loadd(0, o + db * 16, dvp * 4);
+      _tile_loadd(2, o + (size_t)16 * dvp + db * 16, dvp * 4);
+      for (int j0 = 0; j0 < ns; j0 += 32) {
+        _tile_loadd(4, p0 + j0, ns * 2);
+        _tile_loadd(5, p0 + (size_t)16 * ns + j0, ns * 2);
+        _tile_loadd(6, vp + (size_t)(j0 / 2) * dvp + db * 16, dvp * 4);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(2, 5, 6);
+      }
+      _tile_stored(0, o + db * 16, dvp * 4);
+      _tile_stored(2, o + (size_t)16 * dvp + db * 16, dvp * 4);
+    }
+  }
+}
+
+/* f32 and f16 problems: the avx512 kernel of the same variant */
+#define ITEM_DELEGATE(v) \
+  (run->p->dtype != XATTN_BF16 && (xattn_isa_avx512.items[(v)](run, it, scratch, part), 1))
+#include "isa/item.inc"
+
+static size_t scratch_bytes(const xattn_run *run) {
+  const size_t own = item_scratch_bytes(run), f32 = xattn_isa_avx512.scratch_bytes(run);
+  return own > f32 ? own : f32;
+}
+
+const xattn_isa_kernels xattn_isa_amx = {"amx", scratch_bytes, item_table};
