@@ -72,7 +72,7 @@ typedef struct xb_session {
   xb_row *rows;
   int nrows;
   /* peaks per (thread index, placement) */
-  double peak_fp32[XB_MAX_LIST][8], peak_bf16[XB_MAX_LIST][8];
+  double peak_fp32[XB_MAX_LIST][8], peak_bf16[XB_MAX_LIST][8], peak_amx[XB_MAX_LIST][8];
   /* current problem (rows sharing it run consecutively) */
   xb_problem pb;
   int pb_valid, pb_workload, pb_threads, pb_placement;

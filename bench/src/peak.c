@@ -9,6 +9,9 @@
 #include <immintrin.h>
 #include <omp.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "xattn/xattn.h"
 
 #define NACC 16
 /* 16 named accumulators (an array would be kept in memory by GCC): each
@@ -82,8 +85,52 @@ __attribute__((target("avx512f,avx512bf16"))) static float dp_bf16(int64_t iters
   return _mm512_reduce_add_ps(s);
 }
 
+/* AMX: 4 accumulator tiles (16 x 16 fp32), each tdpbf16ps multiplies a
+ * 16 x 32 bf16 tile by a 32 x 16 one: 2 * 16 * 16 * 32 = 16384 FLOPs. Tile
+ * data permission is requested by xattn_isa_runnable("amx") (the library's
+ * own check), once per process. */
+#define AMX_FLOPS_PER_OP 16384.0
+#define AMX_OPS_PER_ITER 4
+typedef struct __attribute__((packed)) tile_config {
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+} tile_config;
+
+__attribute__((target("amx-tile,amx-bf16"))) static float dp_amx(int64_t iters, float seed) {
+  static _Alignas(64) uint16_t a[16 * 32], b[16 * 32];
+  for (int i = 0; i < 16 * 32; i++) a[i] = b[i] = (uint16_t)(0x3a83 + (i & 7)); /* small bf16 values */
+  tile_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.palette = 1;
+  for (int t = 0; t < 8; t++) {
+    cfg.colsb[t] = 64;
+    cfg.rows[t] = 16;
+  }
+  _tile_loadconfig(&cfg);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_loadd(4, a, 64);
+  _tile_loadd(5, b, 64);
+  _tile_loadd(6, b, 64);
+  _tile_loadd(7, a, 64);
+  for (int64_t it = 0; it < iters; it++) {
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  static _Thread_local _Alignas(64) float c[16 * 16];
+  _tile_stored(0, c, 64);
+  _tile_release();
+  return c[0] + seed;
+}
+
 const char *xb_peak_isa(xb_peak_kind kind) {
   __builtin_cpu_init();
+  if (kind == XB_PEAK_AMX_BF16) return xattn_isa_runnable("amx") ? "amx" : NULL;
   if (kind == XB_PEAK_BF16)
     return __builtin_cpu_supports("avx512bf16") ? "avx512bf16" : NULL;
   if (__builtin_cpu_supports("avx512f")) return "avx512";
@@ -95,6 +142,7 @@ double xb_peak_flops_per_thread(xb_peak_kind kind, int64_t iters) {
   const char *isa = xb_peak_isa(kind);
   if (!isa) return 0;
   /* fp32 FMA: 2 FLOPs per lane; vdpbf16ps: 32 pairs, multiply + add = 64 per zmm */
+  if (kind == XB_PEAK_AMX_BF16) return (double)iters * AMX_OPS_PER_ITER * AMX_FLOPS_PER_OP;
   if (kind == XB_PEAK_BF16) return (double)iters * NACC * 64.0;
   if (isa[3] == '5') return (double)iters * NACC * 16 * 2.0;
   if (isa[0] == 'a') return (double)iters * NACC2 * 8 * 2.0;
@@ -111,7 +159,8 @@ double xb_peak_run(xb_peak_kind kind, int threads, int64_t iters) {
 #pragma omp parallel num_threads(threads)
   {
     float seed = (float)omp_get_thread_num(), r;
-    if (kind == XB_PEAK_BF16) r = dp_bf16(iters, seed);
+    if (kind == XB_PEAK_AMX_BF16) r = dp_amx(iters, seed);
+    else if (kind == XB_PEAK_BF16) r = dp_bf16(iters, seed);
     else if (isa[3] == '5') r = fma_avx512(iters, seed);
     else if (isa[0] == 'a') r = fma_avx2(iters, seed);
     else r = fma_scalar(iters, seed);
