@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# tune/release.sh — the release flow, one command:
+#   1. build the tuning build (every BLOCK_M x BLOCK_N variant, the shipped default header)
+#   2. xattn-tune run on the suites with a wall-time budget -> tuned header (+ report)
+#   3. configure + build a separate release build with -DXATTN_CONFIG_HEADER=<tuned header>
+#      and -DXATTN_VARIANTS=<only the variants the header selects>
+#   4. check the release build reports that header (`xattn info --json`)
+#   5. tuned vs default in ONE run (xattn-tune compare in the release build: per class,
+#      default rows as explicit options vs the compiled-in tuned header, interleaved ABBA,
+#      same cores) -> Markdown + JSON report
+# Everything lands in results/<machine>/<commit>/<UTC stamp>_*. Measurements are cached
+# in results/<machine>/tune-cache.jsonl, so a killed run resumes where it stopped.
+#
+# usage: tune/release.sh [--suite NAME]... [--budget 12m] [--reps 9] [--jobs 2]
+#                        [--tune-build DIR] [--release-build DIR] [--fresh] [-- extra xattn-tune run args]
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SUITES=()
+BUDGET=12m
+REPS=9
+JOBS=2
+TUNE_BUILD="$ROOT/build-tune"
+REL_BUILD="$ROOT/build-release"
+FRESH=()
+EXTRA=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --suite) SUITES+=("$2"); shift 2 ;;
+    --budget) BUDGET="$2"; shift 2 ;;
+    --reps) REPS="$2"; shift 2 ;;
+    --jobs) JOBS="$2"; shift 2 ;;
+    --tune-build) TUNE_BUILD="$2"; shift 2 ;;
+    --release-build) REL_BUILD="$2"; shift 2 ;;
+    --fresh) FRESH=(--fresh); shift ;;
+    --) shift; EXTRA=("$@"); break ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    *) echo "release.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+[ ${#SUITES[@]} -gt 0 ] || SUITES=(default)
+SUITE_ARGS=()
+for s in "${SUITES[@]}"; do SUITE_ARGS+=(--suite "$s"); done
+
+T0=$(date +%s)
+step() { echo "[release] +$(( $(date +%s) - T0 ))s: $*" >&2; }
+tool() { # the xattn-tune of a build dir
+  if [ -x "$1/bin/xattn-tune" ]; then echo "$1/bin/xattn-tune"; else echo "$1/tune/xattn-tune"; fi
+}
+DEFAULT_HEADER="$ROOT/kernels/config/xattn_config_default.h"
+
+step "1/5 tuning build $TUNE_BUILD (all variants, default header)"
+cmake -S "$ROOT" -B "$TUNE_BUILD" -DCMAKE_BUILD_TYPE=Release -DXATTN_BUILD_TESTS=OFF \
+      -DXATTN_VARIANTS= -DXATTN_CONFIG_HEADER="$DEFAULT_HEADER" >/dev/null
+cmake --build "$TUNE_BUILD" -j"$JOBS" --target xattn-tune >/dev/null
+TUNE=$(tool "$TUNE_BUILD")
+
+MACHINE=$("$TUNE" identity | sed -n 's/^machine: *//p')
+COMMIT=$("$TUNE" identity | sed -n 's/^commit: *//p')
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+OUT="$ROOT/results/$MACHINE/$COMMIT"
+mkdir -p "$OUT"
+HDR="$OUT/${STAMP}_xattn_config_tuned.h"
+echo "[release] machine $MACHINE, commit $COMMIT, load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+
+step "2/5 tuning ${SUITES[*]} (budget $BUDGET)"
+"$TUNE" run "${SUITE_ARGS[@]}" --budget "$BUDGET" --header "$HDR" \
+        --report "$OUT/${STAMP}_tune-report.md" \
+        --cache "$ROOT/results/$MACHINE/tune-cache.jsonl" "${FRESH[@]}" "${EXTRA[@]}"
+
+VARIANTS=$("$TUNE" variants "$HDR")
+step "3/5 release build $REL_BUILD (header $HDR, variants $VARIANTS)"
+cmake -S "$ROOT" -B "$REL_BUILD" -DCMAKE_BUILD_TYPE=Release -DXATTN_BUILD_TESTS=OFF \
+      -DXATTN_CONFIG_HEADER="$HDR" -DXATTN_VARIANTS="$VARIANTS" >/dev/null
+cmake --build "$REL_BUILD" -j"$JOBS" --target xattn-tune xattn_cli >/dev/null
+REL_TUNE=$(tool "$REL_BUILD")
+
+step "4/5 checking that the release build uses the tuned header"
+INFO="$OUT/${STAMP}_release-info.json"
+"$REL_BUILD/bin/xattn" info --json > "$INFO"
+/usr/bin/python3 - "$INFO" "$HDR" <<'PY'
+import json, sys
+info = json.load(open(sys.argv[1]))
+want = sys.argv[2]
+if info.get("config_header") != want:
+    sys.exit(f"release.sh: xattn info reports config header {info.get('config_header')!r}, expected {want!r}")
+if not str(info.get("provenance", "")).startswith("xattn-tune"):
+    sys.exit(f"release.sh: provenance of the release build is not a tuned header: {info.get('provenance')!r}")
+print(f"[release] xattn info: config header {want} ({info.get('config_classes')} rows)", file=sys.stderr)
+print(f"[release] provenance: {info.get('provenance')}", file=sys.stderr)
+PY
+
+step "5/5 tuned vs default, one interleaved run ($REPS reps each side)"
+"$REL_TUNE" compare "${SUITE_ARGS[@]}" --baseline "$DEFAULT_HEADER" --reps "$REPS" \
+            --report "$OUT/${STAMP}_tuned-vs-default.md" --json "$OUT/${STAMP}_tuned-vs-default.json"
+
+step "done"
+echo "header:        $HDR"
+echo "tuning report: $OUT/${STAMP}_tune-report.md"
+echo "release check: $OUT/${STAMP}_tuned-vs-default.md"
+echo "total:         $(( $(date +%s) - T0 ))s"

@@ -1,0 +1,277 @@
+#include "tune_header.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *read_all(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)n + 1);
+  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+    free(b);
+    b = NULL;
+  }
+  if (b) b[n] = '\0';
+  fclose(f);
+  return b;
+}
+
+static const char *skip_space(const char *p) {
+  for (;;) {
+    while (*p && (isspace((unsigned char)*p) || *p == '\\')) p++;
+    if (p[0] == '/' && p[1] == '*') {
+      const char *e = strstr(p + 2, "*/");
+      if (!e) return p + strlen(p);
+      p = e + 2;
+    } else {
+      return p;
+    }
+  }
+}
+
+static const char *parse_str(const char *p, char *out, size_t n) {
+  p = skip_space(p);
+  if (*p != '"') return NULL;
+  p++;
+  size_t k = 0;
+  while (*p && *p != '"') {
+    if (*p == '\\' && p[1]) p++;
+    if (k + 1 < n) out[k++] = *p;
+    p++;
+  }
+  out[k] = '\0';
+  if (*p != '"') return NULL;
+  return p + 1;
+}
+
+static const char *parse_int(const char *p, int *v) {
+  p = skip_space(p);
+  char *end;
+  long x = strtol(p, &end, 10);
+  if (end == p) return NULL;
+  *v = (int)x;
+  return end;
+}
+
+static const char *expect(const char *p, char c) {
+  p = skip_space(p);
+  return *p == c ? p + 1 : NULL;
+}
+
+/* X("isa", "dtype", d, dv, "mode", eb, pb, "variant", "layout", "schedule", threads) */
+static const char *parse_row(const char *p, tune_row *r) {
+  memset(r, 0, sizeof *r);
+  if (!(p = expect(p, '('))) return NULL;
+  if (!(p = parse_str(p, r->isa, sizeof r->isa)) || !(p = expect(p, ','))) return NULL;
+  if (!(p = parse_str(p, r->dtype, sizeof r->dtype)) || !(p = expect(p, ','))) return NULL;
+  if (!(p = parse_int(p, &r->d)) || !(p = expect(p, ','))) return NULL;
+  if (!(p = parse_int(p, &r->dv)) || !(p = expect(p, ','))) return NULL;
+  if (!(p = parse_str(p, r->mode, sizeof r->mode)) || !(p = expect(p, ','))) return NULL;
+  if (!(p = parse_int(p, &r->extend_bucket)) || !(p = expect(p, ','))) return NULL;
+  if (!(p = parse_int(p, &r->prefix_bucket)) || !(p = expect(p, ','))) return NULL;
+  if (!(p = parse_str(p, r->variant, sizeof r->variant)) || !(p = expect(p, ','))) return NULL;
+  if (!(p = parse_str(p, r->layout, sizeof r->layout)) || !(p = expect(p, ','))) return NULL;
+  if (!(p = parse_str(p, r->schedule, sizeof r->schedule)) || !(p = expect(p, ','))) return NULL;
+  if (!(p = parse_int(p, &r->threads)) || !(p = expect(p, ')'))) return NULL;
+  return p;
+}
+
+int tune_header_parse(const char *path, tune_row *rows, int cap, char *provenance, size_t provn,
+                      char *err, size_t errn) {
+  char *txt = read_all(path);
+  if (!txt) {
+    snprintf(err, errn, "%s: cannot read: %s", path, strerror(errno));
+    return -1;
+  }
+  if (provenance && provn) {
+    provenance[0] = '\0';
+    const char *pv = strstr(txt, "#define XATTN_CONFIG_PROVENANCE");
+    if (pv) {
+      pv += strlen("#define XATTN_CONFIG_PROVENANCE");
+      if (!parse_str(pv, provenance, provn)) provenance[0] = '\0';
+    }
+  }
+  const char *p = strstr(txt, "#define XATTN_CONFIG_CLASSES(X)");
+  if (!p) {
+    snprintf(err, errn, "%s: no '#define XATTN_CONFIG_CLASSES(X)'", path);
+    free(txt);
+    return -1;
+  }
+  p += strlen("#define XATTN_CONFIG_CLASSES(X)");
+  /* the macro ends at the first line that does not end in a backslash */
+  const char *end = p;
+  for (;;) {
+    const char *nl = strchr(end, '\n');
+    if (!nl) {
+      end += strlen(end);
+      break;
+    }
+    const char *q = nl;
+    while (q > end && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\r')) q--;
+    if (q == end || q[-1] != '\\') {
+      end = nl;
+      break;
+    }
+    end = nl + 1;
+  }
+  int n = 0;
+  for (;;) {
+    p = skip_space(p);
+    if (p >= end || *p != 'X') break;
+    tune_row r;
+    const char *q = parse_row(p + 1, &r);
+    if (!q) {
+      int line = 1;
+      for (const char *c = txt; c < p; c++) line += *c == '\n';
+      snprintf(err, errn, "%s:%d: row %d is not X(\"isa\", \"dtype\", d, dv, \"mode\", eb, pb, "
+                          "\"variant\", \"layout\", \"schedule\", threads)", path, line, n + 1);
+      free(txt);
+      return -1;
+    }
+    if (n < cap) rows[n] = r;
+    n++;
+    p = q;
+  }
+  free(txt);
+  if (n == 0) {
+    snprintf(err, errn, "%s: XATTN_CONFIG_CLASSES has no rows", path);
+    return -1;
+  }
+  return n < cap ? n : cap;
+}
+
+static int str_match(const char *pat, const char *v) { return !strcmp(pat, "*") || !strcmp(pat, v); }
+static int int_match(int pat, int v) { return pat == -1 || pat == v; }
+
+int tune_row_matches(const tune_row *r, const char *isa, const char *dtype, int d, int dv,
+                     const char *mode, int extend_bucket, int prefix_bucket) {
+  return str_match(r->isa, isa) && str_match(r->dtype, dtype) && int_match(r->d, d) &&
+         int_match(r->dv, dv) && str_match(r->mode, mode) &&
+         int_match(r->extend_bucket, extend_bucket) && int_match(r->prefix_bucket, prefix_bucket);
+}
+
+static int is_catch_all(const tune_row *r) {
+  return !strcmp(r->isa, "*") && !strcmp(r->dtype, "*") && r->d == -1 && r->dv == -1 &&
+         !strcmp(r->mode, "*") && r->extend_bucket == -1 && r->prefix_bucket == -1;
+}
+
+/* Text that must not close the comment or the string it lands in. */
+static void put_comment_text(FILE *f, const char *s) {
+  for (; *s; s++) {
+    if (s[0] == '*' && s[1] == '/') {
+      fputs("* /", f);
+      s++;
+    } else {
+      fputc(*s, f);
+    }
+  }
+}
+
+static void put_c_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fputc('\\', f);
+    if (*s == '\n') {
+      fputc(' ', f);
+      continue;
+    }
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+int tune_header_write(const char *path, const char *comment, const char *provenance,
+                      const tune_row *rows, int n, char *err, size_t errn) {
+  if (n < 1 || !is_catch_all(&rows[n - 1])) {
+    snprintf(err, errn, "%s: the last row must match every class", path);
+    return -1;
+  }
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    snprintf(err, errn, "%s: cannot create: %s", tmp, strerror(errno));
+    return -1;
+  }
+  fputs("/* xattn config header — written by xattn-tune (SPEC §6 format).\n *\n", f);
+  const char *p = comment;
+  while (p && *p) {
+    const char *nl = strchr(p, '\n');
+    size_t len = nl ? (size_t)(nl - p) : strlen(p);
+    char line[1024];
+    snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line - 1 ? len : sizeof line - 1), p);
+    fputs(len ? " * " : " *", f);
+    put_comment_text(f, line);
+    fputc('\n', f);
+    p = nl ? nl + 1 : p + len;
+  }
+  fputs(" *\n * Rows: X(isa, dtype, d, dv, mode, extend_bucket, prefix_bucket,\n"
+        " *          variant, layout, schedule, threads); first match wins, the last\n"
+        " * row matches everything. Build with -DXATTN_CONFIG_HEADER=<this file>.\n */\n",
+        f);
+  fputs("#ifndef XATTN_CONFIG_HEADER_INCLUDED\n#define XATTN_CONFIG_HEADER_INCLUDED\n\n", f);
+  fputs("#define XATTN_CONFIG_PROVENANCE \\\n  ", f);
+  put_c_string(f, provenance);
+  fputs("\n\n#define XATTN_CONFIG_CLASSES(X) \\\n", f);
+  for (int i = 0; i < n; i++) {
+    const tune_row *r = &rows[i];
+    if (r->comment[0]) {
+      fputs("  /* ", f);
+      put_comment_text(f, r->comment);
+      fputs(" */ \\\n", f);
+    }
+    fputs("  X(", f);
+    put_c_string(f, r->isa);
+    fputs(", ", f);
+    put_c_string(f, r->dtype);
+    fprintf(f, ", %d, %d, ", r->d, r->dv);
+    put_c_string(f, r->mode);
+    fprintf(f, ", %d, %d, ", r->extend_bucket, r->prefix_bucket);
+    put_c_string(f, r->variant);
+    fputs(", ", f);
+    put_c_string(f, r->layout);
+    fputs(", ", f);
+    put_c_string(f, r->schedule);
+    fprintf(f, ", %d)%s\n", r->threads, i + 1 < n ? " \\" : "");
+  }
+  fputs("\n#endif\n", f);
+  int bad = ferror(f);
+  if (fflush(f) != 0 || fsync(fileno(f)) != 0) bad = 1;
+  if (fclose(f) != 0) bad = 1;
+  if (bad || rename(tmp, path) != 0) {
+    snprintf(err, errn, "%s: cannot write: %s", path, strerror(errno));
+    unlink(tmp);
+    return -1;
+  }
+  /* make the rename itself durable */
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", path);
+  int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    fsync(dfd);
+    close(dfd);
+  }
+  return 0;
+}
+
+void tune_rows_variants(const tune_row *rows, int n, char *out, size_t outn) {
+  size_t k = 0;
+  out[0] = '\0';
+  for (int i = 0; i < n; i++) {
+    int seen = 0;
+    for (int j = 0; j < i; j++) seen |= !strcmp(rows[j].variant, rows[i].variant);
+    if (seen) continue;
+    int w = snprintf(out + k, outn - k, "%s%s", k ? ";" : "", rows[i].variant);
+    if (w < 0 || (size_t)w >= outn - k) break;
+    k += (size_t)w;
+  }
+}

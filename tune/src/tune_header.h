@@ -1,0 +1,38 @@
+/* Reading and writing config headers (SPEC §6, the format of
+ * kernels/config/xattn_config_default.h). */
+#ifndef TUNE_HEADER_H
+#define TUNE_HEADER_H
+
+#include <stddef.h>
+
+typedef struct tune_row {
+  char isa[32], dtype[32];
+  int d, dv;
+  char mode[32];
+  int extend_bucket, prefix_bucket;
+  char variant[32], layout[32], schedule[32];
+  int threads;
+  char comment[240]; /* written as a comment line above the row; may be empty */
+} tune_row;
+
+/* Parses the rows and the provenance string of a header file. Returns the
+ * number of rows (<= cap), or -1 with a one-line reason in err. */
+int tune_header_parse(const char *path, tune_row *rows, int cap, char *provenance, size_t provn,
+                      char *err, size_t errn);
+
+/* Does a row match a class? ("*" and -1 match anything.) */
+int tune_row_matches(const tune_row *r, const char *isa, const char *dtype, int d, int dv,
+                     const char *mode, int extend_bucket, int prefix_bucket);
+
+/* Writes the header atomically (temp file in the same folder, fsync, rename).
+ * comment: the provenance block (plain text lines, no comment markers);
+ * provenance: the one-line XATTN_CONFIG_PROVENANCE string. Rows are written
+ * in the given order; the caller puts specific rows first and makes the last
+ * one match everything (checked: returns -1 otherwise). */
+int tune_header_write(const char *path, const char *comment, const char *provenance,
+                      const tune_row *rows, int n, char *err, size_t errn);
+
+/* ';'-separated distinct variants of the rows (for -DXATTN_VARIANTS). */
+void tune_rows_variants(const tune_row *rows, int n, char *out, size_t outn);
+
+#endif

@@ -1,0 +1,65 @@
+#include "tune_space.h"
+#include "tune_prune.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tune_class_make_key(tune_class *c) {
+  snprintf(c->key, sizeof c->key, "%s/%s/d%d/dv%d/%s/e%d/p%d#%s", c->isa, c->dtype, c->d,
+           c->dv, c->mode, c->extend_bucket, c->prefix_bucket, c->workloads_digest);
+}
+
+void tune_cand_make_key(tune_cand *c) {
+  snprintf(c->key, sizeof c->key, "%s/%s/%s/t%d/%s", c->variant, c->layout, c->schedule,
+           c->threads, c->placement);
+}
+
+int tune_parse_variant(const char *v, int *bm, int *bn) {
+  char *end = NULL;
+  long m = strtol(v, &end, 10);
+  if (end == v || *end != 'x') return -1;
+  const char *s = end + 1;
+  long n = strtol(s, &end, 10);
+  if (end == s || *end != '\0' || m <= 0 || n <= 0) return -1;
+  *bm = (int)m;
+  *bn = (int)n;
+  return 0;
+}
+
+static void copy_name(char *dst, const char *src) {
+  snprintf(dst, TUNE_NAME_MAX, "%s", src);
+}
+
+int tune_space_enumerate(const tune_class *cls, const tune_axes *axes,
+                         const tune_machine *m, tune_cand *out, int cap) {
+  tune_prune_ctx pc = {cls, m, 1 << 30, 1 << 30,
+                       axes->n_placements ? axes->placements[0] : "",
+                       axes->n_schedules ? axes->schedules[0] : ""};
+  for (int v = 0; v < axes->n_variants; v++) {
+    int bm, bn;
+    if (tune_parse_variant(axes->variants[v], &bm, &bn) != 0) continue;
+    if (bm < pc.min_bm) pc.min_bm = bm;
+    if (bn < pc.min_bn) pc.min_bn = bn;
+  }
+  int n = 0;
+  for (int v = 0; v < axes->n_variants; v++)
+    for (int l = 0; l < axes->n_layouts; l++)
+      for (int s = 0; s < axes->n_schedules; s++)
+        for (int t = 0; t < axes->n_threads; t++)
+          for (int p = 0; p < axes->n_placements; p++) {
+            tune_cand c;
+            memset(&c, 0, sizeof c);
+            copy_name(c.variant, axes->variants[v]);
+            if (tune_parse_variant(c.variant, &c.block_m, &c.block_n) != 0) continue;
+            copy_name(c.layout, axes->layouts[l]);
+            copy_name(c.schedule, axes->schedules[s]);
+            c.threads = axes->threads[t];
+            copy_name(c.placement, axes->placements[p]);
+            tune_cand_make_key(&c);
+            if (tune_prune_check(&pc, &c) != NULL) continue;
+            if (n < cap) out[n] = c;
+            n++;
+          }
+  return n < cap ? n : cap;
+}

@@ -1,0 +1,25 @@
+/* Small statistics for noisy timings: a seeded RNG, medians and a bootstrap
+ * confidence interval of the ratio of two medians. */
+#ifndef TUNE_STATS_H
+#define TUNE_STATS_H
+
+#include <stdint.h>
+
+typedef struct tune_rng { uint64_t s; } tune_rng;
+void tune_rng_seed(tune_rng *r, uint64_t seed);
+uint64_t tune_rng_next(tune_rng *r);
+double tune_rng_uniform(tune_rng *r); /* [0, 1) */
+double tune_rng_normal(tune_rng *r);
+uint64_t tune_hash64(const char *s, uint64_t seed); /* FNV-1a, then mixed */
+
+double tune_median(const double *x, int n); /* n >= 1; x is not modified */
+
+typedef struct tune_ratio {
+  double ratio;      /* median(a) / median(b): > 1 means b is faster */
+  double lo, hi;     /* 95% bootstrap interval of the ratio */
+} tune_ratio;
+/* Bootstrap (b resamples, seeded: the same inputs give the same interval). */
+tune_ratio tune_ratio_of_medians(const double *a, int na, const double *b, int nb, int resamples,
+                                 uint64_t seed);
+
+#endif

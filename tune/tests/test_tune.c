@@ -1,0 +1,641 @@
+/* ctest suite of xattn-tune (label `tune`): strategies, constraints, noise
+ * rule, cache resume after kill -9, foreign caches, wrong answers, and the
+ * header round trip through a real compiler. No timing: every measurement
+ * comes from the deterministic fake evaluator. Usage: test_tune <case>. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fake_eval.h"
+#include "tune_header.h"
+#include "tune_prune.h"
+#include "tune_run.h"
+#include "tune_store.h"
+
+static int failures = 0;
+#define CHECK(cond, ...)                                              \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                   \
+      fputc('\n', stderr);                                            \
+      failures++;                                                     \
+    }                                                                 \
+  } while (0)
+
+static char tmpdir[512];
+static void make_tmpdir(void) {
+  const char *base = getenv("TMPDIR");
+  snprintf(tmpdir, sizeof tmpdir, "%s/tune-test-XXXXXX", base && *base ? base : "/tmp");
+  if (!mkdtemp(tmpdir)) {
+    perror("mkdtemp");
+    exit(2);
+  }
+}
+static void tmp_path(char *out, size_t n, const char *name) { snprintf(out, n, "%s/%s", tmpdir, name); }
+
+static tune_identity test_id(void) {
+  tune_identity id;
+  memset(&id, 0, sizeof id);
+  snprintf(id.machine, sizeof id.machine, "test-machine-2c-12345678");
+  snprintf(id.cpu_model, sizeof id.cpu_model, "Test CPU");
+  snprintf(id.topology, sizeof id.topology, "1 package, 2 cores");
+  snprintf(id.compiler, sizeof id.compiler, "GNU 12.2.0");
+  snprintf(id.cflags, sizeof id.cflags, "-O3");
+  snprintf(id.kernel_digest, sizeof id.kernel_digest, "abcdef0123456789");
+  return id;
+}
+
+static const char *variants[] = {"16x64", "32x64", "64x64", "64x128", "128x128", "16x256", "32x256"};
+static const char *layouts[] = {"flat", "gqa", "kvsplit"};
+static const char *schedules[] = {"static", "dynamic"};
+static const char *placements[] = {"compact", "scatter"};
+
+static tune_axes test_axes(void) {
+  tune_axes a;
+  memset(&a, 0, sizeof a);
+  a.n_variants = 7;
+  for (int i = 0; i < 7; i++) a.variants[i] = variants[i];
+  a.n_layouts = 3;
+  for (int i = 0; i < 3; i++) a.layouts[i] = layouts[i];
+  a.n_schedules = 2;
+  for (int i = 0; i < 2; i++) a.schedules[i] = schedules[i];
+  a.n_threads = 3;
+  a.threads[0] = 1;
+  a.threads[1] = 2;
+  a.threads[2] = 4;
+  a.n_placements = 2;
+  for (int i = 0; i < 2; i++) a.placements[i] = placements[i];
+  return a;
+}
+
+static tune_machine test_machine(void) {
+  tune_machine m;
+  memset(&m, 0, sizeof m);
+  m.cores = 2;
+  m.l1d_bytes = 48 << 10;
+  m.l2_bytes = 2 << 20;
+  m.l3_bytes = 480 << 20;
+  return m; /* no placement_differs: every placement but the first is pruned */
+}
+
+static tune_class test_class(int prefix_bucket, int extend_bucket, const char *tag) {
+  tune_class c;
+  memset(&c, 0, sizeof c);
+  snprintf(c.isa, sizeof c.isa, "avx512");
+  snprintf(c.dtype, sizeof c.dtype, "f32");
+  c.d = c.dv = 128;
+  snprintf(c.mode, sizeof c.mode, "causal");
+  c.extend_bucket = extend_bucket;
+  c.prefix_bucket = prefix_bucket;
+  c.max_extend = 1024;
+  c.max_prefix = prefix_bucket ? 4096 : 0;
+  c.max_keys = c.max_extend + c.max_prefix;
+  c.heads_q = 32;
+  c.heads_kv = 8;
+  c.n_workloads = 1;
+  snprintf(c.workloads_digest, sizeof c.workloads_digest, "%s", tag);
+  tune_class_make_key(&c);
+  return c;
+}
+
+static tune_settings quiet_settings(tune_strategy s) {
+  tune_settings set;
+  tune_settings_init(&set);
+  set.strategy = s;
+  set.progress = 0;
+  return set;
+}
+
+static tune_result run_one(const tune_class *cls, const tune_cand *cands, int n, tune_settings set,
+                           fake_eval *fe, const char *cache_name, int fresh) {
+  /* durability is tested by `resume` and `torn`; here fsync would only be slow */
+  char path[600];
+  tmp_path(path, sizeof path, cache_name);
+  tune_identity id = test_id();
+  char err[512];
+  tune_store *st = tune_store_open(path, &id, fresh, err, sizeof err);
+  tune_result r;
+  memset(&r, 0, sizeof r);
+  if (!st) {
+    fprintf(stderr, "cannot open cache: %s\n", err);
+    failures++;
+    return r;
+  }
+  tune_store_set_durable(st, 0);
+  tune_budget b;
+  memset(&b, 0, sizeof b);
+  b.start = tune_now();
+  b.classes_total = 1;
+  tune_eval ev = fake_eval_iface(fe);
+  tune_class_run(cls, cands, n, &set, &b, st, &ev, &r);
+  tune_store_close(st);
+  return r;
+}
+
+/* ---- the space and its constraints ------------------------------------- */
+static int test_space(void) {
+  tune_axes a = test_axes();
+  tune_machine m = test_machine();
+  tune_cand c[512];
+  tune_prune_reset();
+  tune_class nopfx = test_class(0, 2, "sp0");
+  int n0 = tune_space_enumerate(&nopfx, &a, &m, c, 512);
+  int kv = 0, over = 0, scatter = 0, t1dyn = 0;
+  for (int i = 0; i < n0; i++) {
+    kv += !strcmp(c[i].layout, "kvsplit");
+    over += c[i].threads > 2;
+    scatter += !strcmp(c[i].placement, "scatter");
+    t1dyn += c[i].threads == 1 && !strcmp(c[i].schedule, "dynamic");
+  }
+  CHECK(kv == 0, "kvsplit kept for a class without prefix (%d)", kv);
+  CHECK(over == 0, "threads beyond cores kept (%d)", over);
+  CHECK(scatter == 0, "placement equivalent to compact kept (%d)", scatter);
+  CHECK(t1dyn == 0, "schedule variants kept at 1 thread (%d)", t1dyn);
+  CHECK(n0 == 7 * 2 * 3, "expected 42 candidates, got %d", n0);
+  int total = 7 * 3 * 2 * 3 * 2;
+  CHECK(tune_prune_total() == total - n0, "prune counts %d != %d", tune_prune_total(), total - n0);
+  tune_class pfx = test_class(2, 0, "sp1");
+  pfx.max_extend = 40; /* block_m >= 80 pruned: 128x128; 64x64 stays (64 < 80) */
+  int n1 = tune_space_enumerate(&pfx, &a, &m, c, 512);
+  int kv1 = 0, big = 0;
+  for (int i = 0; i < n1; i++) {
+    kv1 += !strcmp(c[i].layout, "kvsplit");
+    big += c[i].block_m >= 80;
+  }
+  CHECK(kv1 > 0, "kvsplit pruned for a class with prefix");
+  CHECK(big == 0, "BLOCK_M far beyond the longest extend kept (%d)", big);
+  tune_class mla = test_class(0, 2, "sp2");
+  mla.d = 576;
+  mla.dv = 512;
+  m.l2_bytes = 1 << 20;
+  int n2 = tune_space_enumerate(&mla, &a, &m, c, 512);
+  for (int i = 0; i < n2; i++)
+    CHECK(tune_scratch_bytes(&mla, &c[i]) <= m.l2_bytes ||
+              (c[i].block_m == 16 && c[i].block_n == 64),
+          "%s exceeds L2", c[i].key);
+  CHECK(n2 < n0, "scratch constraint pruned nothing for MLA dims");
+  tune_prune_report(stderr, "  ");
+  return 0;
+}
+
+static int space_for(const tune_class *cls, tune_cand *c, int cap) {
+  tune_axes a = test_axes();
+  tune_machine m = test_machine();
+  return tune_space_enumerate(cls, &a, &m, c, cap);
+}
+
+/* ---- every strategy finds a planted optimum ------------------------------ */
+static int test_planted(void) {
+  tune_class cls = test_class(1, 2, "pl");
+  tune_cand c[512];
+  int n = space_for(&cls, c, 512);
+  const char *planted = "16x256/flat/static/t2/compact"; /* far from the smooth optimum */
+  int found = 0;
+  for (int i = 0; i < n; i++) found |= !strcmp(c[i].key, planted);
+  CHECK(found, "planted key not in the space");
+  for (int s = 0; s < 3; s++) {
+    fake_eval fe = {0};
+    fe.planted_key = planted;
+    fe.default_time = 1.2;
+    fe.noise = 0.03;
+    fe.seed = 11 + s;
+    tune_settings set = quiet_settings((tune_strategy)s);
+    set.random_count = n; /* random: a budget that covers the space, in random order */
+    char name[64];
+    snprintf(name, sizeof name, "planted-%d.jsonl", s);
+    tune_result r = run_one(&cls, c, n, set, &fe, name, 1);
+    CHECK(r.found && !strcmp(r.best.key, planted), "%s found %s, planted %s",
+          tune_strategy_name((tune_strategy)s), r.best.key, planted);
+    CHECK(r.adopt, "%s: planted optimum 2.4x faster than the defaults not adopted (%s)",
+          tune_strategy_name((tune_strategy)s), r.note);
+  }
+  /* random with a budget smaller than the space: best of what it sampled */
+  fake_eval fe = {0};
+  fe.default_time = 1.2;
+  fe.seed = 5;
+  tune_settings set = quiet_settings(TUNE_RANDOM);
+  set.random_count = n / 4;
+  tune_result r = run_one(&cls, c, n, set, &fe, "random-budget.jsonl", 1);
+  CHECK(r.n_considered == n / 4, "random considered %d, budget %d", r.n_considered, n / 4);
+  CHECK(r.search_reps == (long)(n / 4) * set.reps, "random used %ld reps", r.search_reps);
+  return 0;
+}
+
+/* ---- the recorded real space: halving vs exhaustive ----------------------- */
+static int test_recorded(const char *table) {
+  fake_eval base = {0};
+  int nt = fake_load_table(&base, table);
+  CHECK(nt > 10, "recorded space %s has %d candidates", table, nt);
+  if (nt <= 10) return 0;
+  tune_cand *c = calloc((size_t)nt, sizeof *c);
+  int n = 0;
+  for (int i = 0; i < nt; i++)
+    if (fake_cand_from_key(base.table_keys[i], &c[n]) == 0) n++;
+  CHECK(n == nt, "unparsable keys in %s", table);
+  tune_class cls = test_class(0, 1, "rec");
+  double true_best = 1e30;
+  for (int i = 0; i < n; i++)
+    if (fake_true_time(&base, &c[i]) < true_best) true_best = fake_true_time(&base, &c[i]);
+  for (int seed = 1; seed <= 5; seed++) {
+    fake_eval ex = base, sh = base;
+    ex.noise = sh.noise = 0.04;
+    ex.seed = sh.seed = (unsigned long long)seed;
+    char n1[64], n2[64];
+    snprintf(n1, sizeof n1, "rec-ex-%d.jsonl", seed);
+    snprintf(n2, sizeof n2, "rec-sh-%d.jsonl", seed);
+    tune_result re = run_one(&cls, c, n, quiet_settings(TUNE_EXHAUSTIVE), &ex, n1, 1);
+    tune_result rh = run_one(&cls, c, n, quiet_settings(TUNE_HALVING), &sh, n2, 1);
+    double te = fake_true_time(&base, &re.best), th = fake_true_time(&base, &rh.best);
+    fprintf(stderr, "seed %d: exhaustive %s %.4g (%ld reps) | halving %s %.4g (%ld reps, %.0f%%)\n",
+            seed, re.best.key, te, re.search_reps, rh.best.key, th, rh.search_reps,
+            100.0 * rh.search_reps / re.search_reps);
+    CHECK(th <= 1.05 * te, "halving best %.4g not within 5%% of exhaustive %.4g", th, te);
+    CHECK(rh.search_reps <= 0.30 * re.search_reps, "halving used %ld of %ld reps (> 30%%)",
+          rh.search_reps, re.search_reps);
+    CHECK(te <= 1.05 * true_best, "exhaustive best %.4g vs true %.4g", te, true_best);
+  }
+  free(c);
+  return 0;
+}
+
+/* ---- a wrong answer is never selected, and is reported ---------------------- */
+static int count_lines_with(const char *path, const char *a, const char *b) {
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char line[2048];
+  int n = 0;
+  while (fgets(line, sizeof line, f)) n += strstr(line, a) && strstr(line, b);
+  fclose(f);
+  return n;
+}
+
+static int test_wrong(void) {
+  tune_class cls = test_class(1, 2, "wr");
+  tune_cand c[512];
+  int n = space_for(&cls, c, 512);
+  const char *wrong = "64x128/gqa/dynamic/t2/compact";
+  for (int s = 0; s < 3; s++) {
+    fake_eval fe = {0};
+    fe.wrong_key = wrong;
+    fe.unsupported_key = "32x64/gqa/dynamic/t2/compact";
+    fe.default_time = 1.0;
+    fe.seed = 3;
+    fe.noise = 0.02;
+    tune_settings set = quiet_settings((tune_strategy)s);
+    set.random_count = n;
+    char name[64], path[600];
+    snprintf(name, sizeof name, "wrong-%d.jsonl", s);
+    tmp_path(path, sizeof path, name);
+    tune_result r = run_one(&cls, c, n, set, &fe, name, 1);
+    CHECK(r.found && strcmp(r.best.key, wrong) != 0, "%s selected the wrong candidate",
+          tune_strategy_name((tune_strategy)s));
+    CHECK(r.n_rejected == 1 && !strcmp(r.rejected_key[0], wrong), "%s: rejected %d (%s)",
+          tune_strategy_name((tune_strategy)s), r.n_rejected, r.rejected_key[0]);
+    CHECK(strstr(r.rejected_why[0], "wrong answer") != NULL, "reason: %s", r.rejected_why[0]);
+    CHECK(r.n_unsupported == 1, "unsupported %d", r.n_unsupported);
+    CHECK(count_lines_with(path, "\"t\":\"v\"", wrong) == 1, "verdict not in the cache");
+    CHECK(count_lines_with(path, "\"t\":\"m\"", wrong) == 0, "the wrong candidate was timed");
+    /* resume: the cached verdict is reported again, not re-verified */
+    fake_eval again = fe;
+    again.verifies = 0;
+    again.measures = 0;
+    tune_result r2 = run_one(&cls, c, n, set, &again, name, 0);
+    CHECK(r2.n_rejected == 1 && again.verifies == 0 && again.measures == 0,
+          "resume re-verified %ld / re-measured %ld", again.verifies, again.measures);
+  }
+  return 0;
+}
+
+/* ---- noise rule: no class gets slower ---------------------------------------- */
+static int test_decision(void) {
+  tune_ratio r = {1.10, 1.05, 1.15};
+  CHECK(tune_should_adopt(r, 0.03), "clear win refused");
+  r = (tune_ratio){1.10, 0.98, 1.2};
+  CHECK(!tune_should_adopt(r, 0.03), "win inside the noise adopted");
+  r = (tune_ratio){1.02, 1.01, 1.03};
+  CHECK(!tune_should_adopt(r, 0.03), "win below the threshold adopted");
+  /* defaults faster than every candidate: keep them */
+  tune_class cls = test_class(1, 2, "dec");
+  tune_cand c[512];
+  int n = space_for(&cls, c, 512);
+  fake_eval fe = {0};
+  fe.default_time = 0.3;
+  fe.noise = 0.03;
+  fe.seed = 9;
+  tune_result res = run_one(&cls, c, n, quiet_settings(TUNE_HALVING), &fe, "dec.jsonl", 1);
+  CHECK(res.found && !res.adopt, "slower config adopted: %s", res.note);
+  CHECK(strstr(res.note, "no better config found") != NULL, "note: %s", res.note);
+  /* equal to the defaults within noise: keep them */
+  fake_eval eq = {0};
+  eq.planted_key = "16x256/flat/static/t2/compact";
+  eq.default_time = 0.5;
+  eq.noise = 0.05;
+  eq.seed = 10;
+  res = run_one(&cls, c, n, quiet_settings(TUNE_HALVING), &eq, "dec2.jsonl", 1);
+  CHECK(res.found && !res.adopt, "tie adopted: %s", res.note);
+  return 0;
+}
+
+/* ---- resume after kill -9 measures nothing twice -------------------------- */
+typedef struct rec_key { char k[400]; } rec_key;
+
+static int cache_records(const char *path, rec_key **out) {
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char line[2048];
+  int n = 0, cap = 4096;
+  *out = calloc((size_t)cap, sizeof(rec_key));
+  while (fgets(line, sizeof line, f)) {
+    if (!strstr(line, "\"t\":\"m\"") || !strchr(line, '\n')) continue;
+    char *sec = strstr(line, ",\"sec\"");
+    if (sec) *sec = '\0'; /* the key: class, cand, phase, rep */
+    if (n < cap) snprintf((*out)[n++].k, sizeof(rec_key), "%s", line);
+  }
+  fclose(f);
+  return n;
+}
+
+static int run_classes(const char *cache, fake_eval *fe, int fresh, tune_result *res,
+                       tune_class *classes, int nc) {
+  tune_axes a = test_axes();
+  tune_machine m = test_machine();
+  tune_identity id = test_id();
+  char err[512];
+  tune_store *st = tune_store_open(cache, &id, fresh, err, sizeof err);
+  if (!st) {
+    fprintf(stderr, "%s\n", err);
+    return -1;
+  }
+  tune_run run;
+  memset(&run, 0, sizeof run);
+  run.n_classes = nc;
+  run.classes = classes;
+  run.axes = &a;
+  run.machine = &m;
+  run.set = quiet_settings(TUNE_HALVING);
+  run.store = st;
+  run.ev = fake_eval_iface(fe);
+  run.results = res;
+  tune_run_all(&run);
+  tune_store_close(st);
+  return 0;
+}
+
+static int test_resume(void) {
+  tune_class classes[3] = {test_class(0, 2, "r0"), test_class(2, 0, "r1"), test_class(0, 3, "r2")};
+  char full[600], killed[600];
+  tmp_path(full, sizeof full, "resume-full.jsonl");
+  tmp_path(killed, sizeof killed, "resume-killed.jsonl");
+  /* noise-free so that the uninterrupted run is the reference path */
+  fake_eval fe = {0};
+  fe.default_time = 1.3;
+  fe.planted_key = "32x256/gqa/dynamic/t2/compact";
+  tune_result ref[3], res[3];
+  CHECK(run_classes(full, &fe, 1, ref, classes, 3) == 0, "full run");
+  long total = fe.measures;
+  rec_key *rk;
+  int n_full = cache_records(full, &rk);
+  free(rk);
+  CHECK(n_full == total, "full run: %d records for %ld measurements", n_full, total);
+
+  long kills[2] = {total / 3, (2 * total) / 3};
+  unlink(killed);
+  for (int k = 0; k < 2; k++) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      fake_eval child = {0};
+      child.default_time = 1.3;
+      child.planted_key = fe.planted_key;
+      child.kill_after = kills[k];
+      tune_result tmp[3];
+      run_classes(killed, &child, k == 0, tmp, classes, 3);
+      _exit(0); /* not reached if the kill fired */
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "child was not killed (%d)", status);
+    if (k == 0) { /* and a torn last line, as a kill inside write() would leave */
+      FILE *f = fopen(killed, "a");
+      fputs("{\"t\":\"m\",\"class\":\"avx512/f32/d128/dv128/cau", f);
+      fclose(f);
+    }
+  }
+  int before = cache_records(killed, &rk);
+  free(rk);
+  fake_eval resume = {0};
+  resume.default_time = 1.3;
+  resume.planted_key = fe.planted_key;
+  CHECK(run_classes(killed, &resume, 0, res, classes, 3) == 0, "resume refused");
+  fprintf(stderr, "full run %ld measurements; killed runs left %d; resume measured %ld\n", total,
+          before, resume.measures);
+  CHECK(before + resume.measures == total, "resume measured %ld, expected %ld", resume.measures,
+        total - before);
+  int n = cache_records(killed, &rk);
+  int dups = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++) dups += !strcmp(rk[i].k, rk[j].k);
+  free(rk);
+  CHECK(dups == 0, "%d measurements recorded twice", dups);
+  CHECK(n == total, "cache holds %d measurements, expected %ld", n, total);
+  for (int i = 0; i < 3; i++) {
+    CHECK(!strcmp(res[i].best.key, ref[i].best.key) && res[i].adopt == ref[i].adopt,
+          "class %d: resumed chose %s, uninterrupted %s", i, res[i].best.key, ref[i].best.key);
+  }
+  /* the torn line is gone and every line parses as a record */
+  FILE *f = fopen(killed, "r");
+  char line[4096];
+  int bad = 0;
+  while (fgets(line, sizeof line, f)) bad += line[strlen(line) - 1] != '\n' || line[0] != '{';
+  fclose(f);
+  CHECK(bad == 0, "%d bad lines after resume", bad);
+  return 0;
+}
+
+/* ---- a foreign cache is refused ----------------------------------------------- */
+static int test_foreign(void) {
+  char path[600], err[512];
+  tmp_path(path, sizeof path, "foreign.jsonl");
+  tune_identity id = test_id();
+  tune_store *st = tune_store_open(path, &id, 1, err, sizeof err);
+  CHECK(st != NULL, "create: %s", err);
+  if (!st) return 0;
+  CHECK(tune_store_add_time(st, "cls", "cand", "search", 0, 0.5) == 0, "append");
+  tune_store_close(st);
+  const char *fields[] = {"kernel_digest", "machine", "compiler"};
+  for (int i = 0; i < 3; i++) {
+    tune_identity other = test_id();
+    if (i == 0) snprintf(other.kernel_digest, sizeof other.kernel_digest, "ffff");
+    if (i == 1) snprintf(other.machine, sizeof other.machine, "other-box-64c-00000000");
+    if (i == 2) snprintf(other.compiler, sizeof other.compiler, "Clang 16");
+    err[0] = '\0';
+    st = tune_store_open(path, &other, 0, err, sizeof err);
+    CHECK(st == NULL, "foreign cache (%s) accepted", fields[i]);
+    if (st) tune_store_close(st);
+    CHECK(strstr(err, fields[i]) != NULL && !strchr(err, '\n'), "message does not name %s: %s",
+          fields[i], err);
+    fprintf(stderr, "refused: %s\n", err);
+  }
+  /* --fresh starts a new cache and keeps the old one aside */
+  tune_identity other = test_id();
+  snprintf(other.kernel_digest, sizeof other.kernel_digest, "ffff");
+  st = tune_store_open(path, &other, 1, err, sizeof err);
+  CHECK(st != NULL, "fresh refused: %s", err);
+  if (st) {
+    CHECK(tune_store_times(st, "cls", "cand", "search", NULL) == 0, "fresh cache reused data");
+    tune_store_close(st);
+  }
+  /* the same identity reuses it */
+  st = tune_store_open(path, &other, 0, err, sizeof err);
+  CHECK(st != NULL, "own cache refused: %s", err);
+  if (st) tune_store_close(st);
+  return 0;
+}
+
+/* ---- the header round trip, through the C compiler ------------------------- */
+static int test_header(const char *cc) {
+  tune_class cls = test_class(0, 2, "hd");
+  tune_result res[2];
+  memset(res, 0, sizeof res);
+  res[0].cls = cls;
+  res[0].adopt = 1;
+  fake_cand_from_key("32x256/flat/static/t1/compact", &res[0].best);
+  res[0].speedup = (tune_ratio){1.2, 1.1, 1.3};
+  res[1].cls = test_class(1, 0, "hd2");
+  res[1].adopt = 0;
+  fake_cand_from_key("16x64/gqa/static/t1/compact", &res[1].best);
+  tune_row base[2];
+  memset(base, 0, sizeof base);
+  tune_row b0 = {"*", "*", -1, -1, "*", 0, 2, "16x256", "kvsplit", "static", 0, ""};
+  tune_row b1 = {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, ""};
+  base[0] = b0;
+  base[1] = b1;
+  tune_row rows[8];
+  int n = tune_make_rows(res, 2, base, 2, 2, rows, 8);
+  CHECK(n == 3, "rows %d", n);
+  char hpath[600], err[512];
+  tmp_path(hpath, sizeof hpath, "tuned_config.h");
+  CHECK(tune_header_write(hpath, "machine: test */ not closed early\nspeedup: 1.2", "xattn-tune; \"q\"",
+                          rows, n, err, sizeof err) == 0,
+        "write: %s", err);
+  /* parse back */
+  tune_row back[8];
+  char prov[256];
+  int nb = tune_header_parse(hpath, back, 8, prov, sizeof prov, err, sizeof err);
+  CHECK(nb == n, "parsed %d rows (%s)", nb, err);
+  for (int i = 0; i < nb && i < n; i++)
+    CHECK(!strcmp(back[i].variant, rows[i].variant) && back[i].d == rows[i].d &&
+              back[i].extend_bucket == rows[i].extend_bucket && back[i].threads == rows[i].threads,
+          "row %d differs", i);
+  CHECK(!strcmp(prov, "xattn-tune; \"q\""), "provenance %s", prov);
+  char vars[256];
+  tune_rows_variants(back, nb, vars, sizeof vars);
+  CHECK(!strcmp(vars, "32x256;16x256;64x64"), "variants %s", vars);
+  /* compile a TU that expands the table with the kernel's lookup rule */
+  char tu[600], exe[600], cmd[2048];
+  tmp_path(tu, sizeof tu, "lookup.c");
+  tmp_path(exe, sizeof exe, "lookup");
+  FILE *f = fopen(tu, "w");
+  fprintf(f,
+          "#include <stdio.h>\n#include <string.h>\n#include <stdlib.h>\n"
+          "#include \"%s\"\n"
+          "struct row { const char *isa, *dtype; int d, dv; const char *mode; int eb, pb;"
+          " const char *variant, *layout, *schedule; int threads; };\n"
+          "#define ROW(i,t,d,dv,m,eb,pb,v,l,s,th) {i,t,d,dv,m,eb,pb,v,l,s,th},\n"
+          "static const struct row rows[] = { XATTN_CONFIG_CLASSES(ROW) };\n"
+          "static int sm(const char *p, const char *v) { return !strcmp(p, \"*\") || !strcmp(p, v); }\n"
+          "int main(int argc, char **argv) {\n"
+          "  if (argc != 8) return 2;\n"
+          "  int d = atoi(argv[3]), dv = atoi(argv[4]), eb = atoi(argv[6]), pb = atoi(argv[7]);\n"
+          "  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {\n"
+          "    const struct row *r = &rows[i];\n"
+          "    if (sm(r->isa, argv[1]) && sm(r->dtype, argv[2]) && (r->d == -1 || r->d == d) &&\n"
+          "        (r->dv == -1 || r->dv == dv) && sm(r->mode, argv[5]) && (r->eb == -1 || r->eb == eb) &&\n"
+          "        (r->pb == -1 || r->pb == pb)) {\n"
+          "      printf(\"%%s %%s %%s %%d|%%s\\n\", r->variant, r->layout, r->schedule, r->threads,"
+          " XATTN_CONFIG_PROVENANCE);\n"
+          "      return 0;\n    }\n  }\n  return 1;\n}\n",
+          hpath);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "'%s' -std=c11 -Wall -Werror -o '%s' '%s'", cc, exe, tu);
+  int rc = system(cmd);
+  CHECK(rc == 0, "the written header does not compile: %s", cmd);
+  if (rc != 0) return 0;
+  struct { const char *args, *want; } q[] = {
+      {"avx512 f32 128 128 causal 2 0", "32x256 flat static 1|xattn-tune; \"q\""},
+      {"avx512 f32 128 128 causal 0 2", "16x256 kvsplit static 0|"},
+      {"avx512 f32 128 128 causal 1 0", "64x64 gqa dynamic 0|"},
+      {"avx2 f32 128 128 causal 2 0", "64x64 gqa dynamic 0|"},
+  };
+  for (int i = 0; i < 4; i++) {
+    snprintf(cmd, sizeof cmd, "'%s' %s", exe, q[i].args);
+    FILE *p = popen(cmd, "r");
+    char out[512] = "";
+    if (!fgets(out, sizeof out, p)) out[0] = '\0';
+    pclose(p);
+    out[strcspn(out, "\n")] = '\0';
+    CHECK(!strncmp(out, q[i].want, strlen(q[i].want)), "lookup %s gave '%s', want '%s'", q[i].args,
+          out, q[i].want);
+  }
+  /* a header whose last row does not match everything is not written */
+  CHECK(tune_header_write(hpath, "", "x", rows, 1, err, sizeof err) != 0, "catch-all not enforced");
+  return 0;
+}
+
+/* ---- torn last line ------------------------------------------------------------ */
+static int test_torn(void) {
+  char path[600], err[512];
+  tmp_path(path, sizeof path, "torn.jsonl");
+  tune_identity id = test_id();
+  tune_store *st = tune_store_open(path, &id, 1, err, sizeof err);
+  for (int i = 0; i < 3; i++) tune_store_add_time(st, "c", "k", "search", i, 1.0 + i);
+  tune_store_close(st);
+  FILE *f = fopen(path, "a");
+  fputs("{\"t\":\"m\",\"class\":\"c\",\"cand\":\"k\",\"phase\":\"search\",\"rep\":3,\"se", f);
+  fclose(f);
+  st = tune_store_open(path, &id, 0, err, sizeof err);
+  CHECK(st != NULL, "torn cache refused: %s", err);
+  if (!st) return 0;
+  CHECK(tune_store_dropped(st) == 1 && tune_store_loaded(st) == 3, "loaded %d dropped %d",
+        tune_store_loaded(st), tune_store_dropped(st));
+  CHECK(tune_store_add_time(st, "c", "k", "search", 3, 4.0) == 0, "append after torn");
+  tune_store_close(st);
+  st = tune_store_open(path, &id, 0, err, sizeof err);
+  const double *t;
+  int n = tune_store_times(st, "c", "k", "search", &t);
+  CHECK(n == 4 && t[3] == 4.0 && tune_store_dropped(st) == 0, "after repair: %d reps, dropped %d", n,
+        tune_store_dropped(st));
+  tune_store_close(st);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: test_tune space|planted|recorded TABLE|wrong|decision|resume|foreign|header CC|torn\n");
+    return 2;
+  }
+  make_tmpdir();
+  const char *t = argv[1];
+  if (!strcmp(t, "space")) test_space();
+  else if (!strcmp(t, "planted")) test_planted();
+  else if (!strcmp(t, "recorded") && argc > 2) test_recorded(argv[2]);
+  else if (!strcmp(t, "wrong")) test_wrong();
+  else if (!strcmp(t, "decision")) test_decision();
+  else if (!strcmp(t, "resume")) test_resume();
+  else if (!strcmp(t, "foreign")) test_foreign();
+  else if (!strcmp(t, "header") && argc > 2) test_header(argv[2]);
+  else if (!strcmp(t, "torn")) test_torn();
+  else {
+    fprintf(stderr, "unknown test %s\n", t);
+    return 2;
+  }
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  if (failures == 0 && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+  fprintf(stderr, "%s: %s (%d failures)\n", t, failures ? "FAILED" : "ok", failures);
+  return failures ? 1 : 0;
+}
