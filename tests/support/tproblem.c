@@ -1,0 +1,431 @@
+/* Test problems with armed traps; see tproblem.h. */
+#include "tproblem.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GUARD_BYTES 256
+
+uint64_t tp_rand(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+double tp_uniform(uint64_t *s) { return (double)(tp_rand(s) >> 11) * 0x1.0p-52 - 1.0; }
+
+static void put(void *base, size_t i, xattn_dtype t, float x) {
+  if (t == XATTN_F32)
+    ((float *)base)[i] = x;
+  else if (t == XATTN_BF16)
+    ((uint16_t *)base)[i] = xattn_f32_to_bf16(x);
+  else
+    ((uint16_t *)base)[i] = xattn_f32_to_f16(x);
+}
+
+static double get(const void *base, size_t i, xattn_dtype t) {
+  if (t == XATTN_F32) return ((const float *)base)[i];
+  if (t == XATTN_BF16) return xattn_bf16_to_f32(((const uint16_t *)base)[i]);
+  return xattn_f16_to_f32(((const uint16_t *)base)[i]);
+}
+
+static void fill_nan(void *base, size_t n, xattn_dtype t) {
+  for (size_t i = 0; i < n; ++i) put(base, i, t, NAN);
+}
+
+/* A [rows, heads, dim] tensor with the shape's padding: NaN everywhere, then
+ * random values in the elements that exist. */
+static void *make_tensor(const tp_shape *s, xattn_dtype t, int64_t rows, int heads, int dim,
+                         uint64_t *rng, xattn_tensor *view) {
+  int64_t hs = dim + s->pad_head, ts = heads * hs + s->pad_token;
+  size_t n = (size_t)(rows * ts);
+  void *buf = malloc((n ? n : 1) * xattn_dtype_size(t));
+  if (!buf) return NULL;
+  fill_nan(buf, n, t);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int h = 0; h < heads; ++h)
+      for (int d = 0; d < dim; ++d) put(buf, (size_t)(r * ts + h * hs + d), t, (float)tp_uniform(rng));
+  view->data = buf;
+  view->token_stride = ts;
+  view->head_stride = hs;
+  return buf;
+}
+
+/* Marks the rows of k/v tensors that no request uses (gap rows) as NaN. */
+static void poison_rows(void *buf, const xattn_tensor *v, int64_t rows, const uint8_t *used,
+                        xattn_dtype t) {
+  for (int64_t r = 0; r < rows; ++r)
+    if (!used[r]) fill_nan((char *)buf + (size_t)(r * v->token_stride) * xattn_dtype_size(t),
+                           (size_t)v->token_stride, t);
+}
+
+const char *tp_align_name(xattn_align a) { return a == XATTN_ALIGN_TOP_LEFT ? "top_left" : "bottom_right"; }
+
+const char *tp_schedule_name(xattn_schedule s) {
+  return s == XATTN_SCHED_STATIC ? "static" : s == XATTN_SCHED_DYNAMIC ? "dynamic" : "auto";
+}
+
+int tp_build(tproblem *tp, const tp_shape *s, tp_mask m, uint64_t seed) {
+  memset(tp, 0, sizeof *tp);
+  tp->shape = *s;
+  tp->mask = m;
+  tp->seed = seed;
+  uint64_t rng = seed * 0x2545f4914f6cdd1dull + 1;
+  xattn_problem *p = &tp->p;
+  xattn_problem_init(p);
+  int B = s->batch;
+  size_t nb = (size_t)(B ? B : 1);
+  tp->prefix = calloc(nb, sizeof *tp->prefix);
+  tp->extend = calloc(nb, sizeof *tp->extend);
+  tp->encoder = calloc(nb, sizeof *tp->encoder);
+  tp->start = calloc(nb, sizeof *tp->start);
+  tp->req_index = calloc(nb, sizeof *tp->req_index);
+  if (!tp->prefix || !tp->extend || !tp->encoder || !tp->start || !tp->req_index) goto oom;
+  int64_t T = 0, max_ctx = 1, max_e = 0, used_slots = 0;
+  for (int b = 0; b < B; ++b) {
+    tp->prefix[b] = s->prefix[b];
+    tp->extend[b] = s->extend[b];
+    tp->encoder[b] = s->encoder[b];
+    int64_t ctx = m.mode == XATTN_MODE_CROSS ? s->encoder[b] : (int64_t)s->prefix[b] + s->extend[b];
+    if (ctx > max_ctx) max_ctx = ctx;
+    if (s->extend[b] > max_e) max_e = s->extend[b];
+    used_slots += m.mode == XATTN_MODE_CROSS ? s->encoder[b] : s->prefix[b];
+  }
+  /* rows: packed, gapped in order (gapped == 1) or gapped in reverse order (2) */
+  for (int k = 0; k < B; ++k) {
+    int b = s->gapped == 2 ? B - 1 - k : k;
+    if (s->gapped) T += 1 + k % 2;
+    tp->start[b] = (int32_t)T;
+    T += s->extend[b];
+  }
+  if (s->gapped) T += 2;
+  tp->row_written = calloc((size_t)(T ? T : 1), 1);
+  if (!tp->row_written) goto oom;
+  for (int b = 0; b < B; ++b)
+    for (int i = 0; i < s->extend[b]; ++i) tp->row_written[tp->start[b] + i] = 1;
+
+  p->batch = B;
+  p->prefix_lens = tp->prefix;
+  p->extend_lens = tp->extend;
+  p->extend_start = s->gapped ? tp->start : NULL;
+  p->encoder_lens = m.mode == XATTN_MODE_CROSS ? tp->encoder : NULL;
+  p->total_tokens = T;
+  p->heads_q = s->hq;
+  p->heads_kv = s->hkv;
+  p->head_dim = s->d;
+  p->head_dim_v = s->dv;
+  p->dtype = m.dtype;
+  p->scale = s->scale != 0 ? s->scale : 1.0f / sqrtf((float)s->d);
+  p->logit_cap = s->cap;
+  p->mode = m.mode;
+  p->align = m.align;
+  p->window_left = m.wl;
+  p->window_right = m.wr;
+
+  if (!(tp->q = make_tensor(s, m.dtype, T, s->hq, s->d, &rng, &p->q)) ||
+      !(tp->k_ext = make_tensor(s, m.dtype, T, s->hkv, s->d, &rng, &p->k_ext)) ||
+      !(tp->v_ext = make_tensor(s, m.dtype, T, s->hkv, s->dv, &rng, &p->v_ext)))
+    goto oom;
+  poison_rows(tp->q, &p->q, T, tp->row_written, m.dtype);
+  poison_rows(tp->k_ext, &p->k_ext, T, tp->row_written, m.dtype);
+  poison_rows(tp->v_ext, &p->v_ext, T, tp->row_written, m.dtype);
+
+  /* KV pool: used slots shuffled among spare NaN slots */
+  int64_t slots = used_slots + 3;
+  if (!(tp->k_cache = make_tensor(s, m.dtype, slots, s->hkv, s->d, &rng, &p->k_cache)) ||
+      !(tp->v_cache = make_tensor(s, m.dtype, slots, s->hkv, s->dv, &rng, &p->v_cache)))
+    goto oom;
+  p->cache_slots = slots;
+  int64_t *perm = malloc(sizeof *perm * (size_t)slots);
+  uint8_t *used = calloc((size_t)slots, 1);
+  if (!perm || !used) {
+    free(perm);
+    free(used);
+    goto oom;
+  }
+  for (int64_t i = 0; i < slots; ++i) perm[i] = i;
+  for (int64_t i = slots - 1; i > 0; --i) {
+    int64_t j = (int64_t)(tp_rand(&rng) % (uint64_t)(i + 1)), x = perm[i];
+    perm[i] = perm[j];
+    perm[j] = x;
+  }
+  for (int64_t i = 0; i < used_slots; ++i) used[perm[i]] = 1;
+  poison_rows(tp->k_cache, &p->k_cache, slots, used, m.dtype);
+  poison_rows(tp->v_cache, &p->v_cache, slots, used, m.dtype);
+  int64_t poison_slot = perm[used_slots];
+
+  /* token table: unused rows and entries point at a NaN slot */
+  int64_t max_reqs = B + 3;
+  max_ctx += 5;
+  size_t isz = s->idx64 ? 8 : 4;
+  tp->table = malloc((size_t)(max_reqs * max_ctx) * isz);
+  if (!tp->table) {
+    free(perm);
+    free(used);
+    goto oom;
+  }
+  for (int64_t i = 0; i < max_reqs * max_ctx; ++i) {
+    if (s->idx64)
+      ((int64_t *)tp->table)[i] = poison_slot;
+    else
+      ((int32_t *)tp->table)[i] = (int32_t)poison_slot;
+  }
+  int64_t rows_perm[TP_MAX_BATCH + 3];
+  for (int64_t i = 0; i < max_reqs; ++i) rows_perm[i] = i;
+  for (int64_t i = max_reqs - 1; i > 0; --i) {
+    int64_t j = (int64_t)(tp_rand(&rng) % (uint64_t)(i + 1)), x = rows_perm[i];
+    rows_perm[i] = rows_perm[j];
+    rows_perm[j] = x;
+  }
+  int64_t next = 0;
+  for (int b = 0; b < B; ++b) {
+    tp->req_index[b] = rows_perm[b];
+    int64_t n = m.mode == XATTN_MODE_CROSS ? s->encoder[b] : s->prefix[b];
+    for (int64_t j = 0; j < n; ++j, ++next) {
+      int64_t at = rows_perm[b] * max_ctx + j;
+      if (s->idx64)
+        ((int64_t *)tp->table)[at] = perm[next];
+      else
+        ((int32_t *)tp->table)[at] = (int32_t)perm[next];
+    }
+  }
+  free(perm);
+  free(used);
+  p->req_to_token = tp->table;
+  p->req_to_token_type = s->idx64 ? XATTN_I64 : XATTN_I32;
+  p->max_reqs = max_reqs;
+  p->max_ctx = max_ctx;
+  p->req_index = tp->req_index;
+
+  if (s->sinks) {
+    tp->sinks = malloc(sizeof *tp->sinks * (size_t)s->hq);
+    if (!tp->sinks) goto oom;
+    for (int h = 0; h < s->hq; ++h) tp->sinks[h] = (float)(0.5 + 1.5 * tp_uniform(&rng));
+    p->sinks = tp->sinks;
+  }
+  if (m.mode == XATTN_MODE_TREE) {
+    /* one more than needed, so the mask's stride is not the longest extend */
+    int64_t side = max_e + 1;
+    tp->tree = malloc((size_t)(nb * side * side));
+    if (!tp->tree) goto oom;
+    for (int b = 0; b < B; ++b)
+      for (int64_t i = 0; i < side; ++i)
+        for (int64_t k = 0; k < side; ++k) {
+          int inside = i < s->extend[b] && k < s->extend[b];
+          double u = 0.5 * (tp_uniform(&rng) + 1.0);
+          /* outside the request's square: random bytes the kernel must ignore */
+          tp->tree[(b * side + i) * side + k] = inside ? (k == i || u < s->tree_density) : (u < 0.5);
+        }
+    p->tree_mask = tp->tree;
+    p->tree_max_extend = (int32_t)side;
+  }
+
+  /* output: guard | [T, H_Q, DV] with padding | guard */
+  int64_t ohs = s->dv + s->pad_head, ots = s->hq * ohs + s->pad_token;
+  size_t oelems = (size_t)(T * ots);
+  tp->o_guard_bytes = GUARD_BYTES;
+  tp->o_bytes = oelems * xattn_dtype_size(m.dtype) + 2 * GUARD_BYTES;
+  tp->o_buf = malloc(tp->o_bytes);
+  if (!tp->o_buf) goto oom;
+  p->o = tp->o_buf + GUARD_BYTES;
+  p->o_token_stride = ots;
+  p->o_head_stride = ohs;
+  tp_reset_output(tp);
+  return 0;
+oom:
+  fprintf(stderr, "tp_build: out of memory\n");
+  tp_free(tp);
+  return -1;
+}
+
+void tp_free(tproblem *tp) {
+  void *bufs[] = {tp->q, tp->k_ext, tp->v_ext, tp->k_cache, tp->v_cache, tp->table,
+                  tp->prefix, tp->extend, tp->encoder, tp->start, tp->req_index, tp->sinks,
+                  tp->tree, tp->o_buf, tp->row_written, tp->ref};
+  for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i) free(bufs[i]);
+  memset(tp, 0, sizeof *tp);
+}
+
+xattn_status tp_reference(tproblem *tp) {
+  size_t n = (size_t)(tp->p.total_tokens * tp->p.heads_q * tp->p.head_dim_v);
+  free(tp->ref);
+  tp->ref = malloc((n ? n : 1) * sizeof(double));
+  if (!tp->ref) return XATTN_ERR_NOMEM;
+  return xattn_reference(&tp->p, tp->ref);
+}
+
+void tp_reset_output(tproblem *tp) { memset(tp->o_buf, TP_SENTINEL, tp->o_bytes); }
+
+double tp_out(const tproblem *tp, int64_t t, int h, int d) {
+  return get(tp->p.o, (size_t)(t * tp->p.o_token_stride + h * tp->p.o_head_stride + d), tp->p.dtype);
+}
+
+void tp_tolerance(xattn_dtype t, double *atol, double *rtol) {
+  *atol = *rtol = t == XATTN_F32 ? 1e-5 : t == XATTN_BF16 ? 1e-2 : 2e-3;
+}
+
+tp_result tp_check(const tproblem *tp) {
+  const xattn_problem *p = &tp->p;
+  tp_result r;
+  memset(&r, 0, sizeof r);
+  r.ow_offset = -1;
+  double atol, rtol;
+  tp_tolerance(p->dtype, &atol, &rtol);
+  int64_t T = p->total_tokens;
+  int H = p->heads_q, DV = p->head_dim_v;
+  for (int64_t t = 0; t < T; ++t) {
+    if (!tp->row_written[t]) continue;
+    for (int h = 0; h < H; ++h)
+      for (int d = 0; d < DV; ++d) {
+        double got = tp_out(tp, t, h, d), want = tp->ref[(t * H + h) * DV + d];
+        double diff = fabs(got - want), ratio = diff / (atol + rtol * fabs(want));
+        r.checked++;
+        if (!isfinite(got)) r.nonfinite++;
+        if (!(ratio <= 1.0)) r.bad++;
+        if (!(ratio <= r.worst_ratio)) { /* NaN wins */
+          r.worst_ratio = isnan(ratio) ? INFINITY : ratio;
+          r.wt = t, r.wh = h, r.wd = d, r.got = got, r.want = want;
+        }
+        if (diff > r.max_abs) r.max_abs = diff;
+      }
+  }
+  /* every byte outside the written elements keeps the sentinel */
+  size_t es = xattn_dtype_size(p->dtype);
+  int64_t ots = p->o_token_stride, ohs = p->o_head_stride;
+  for (size_t off = 0; off < tp->o_bytes; ++off) {
+    if (tp->o_buf[off] == TP_SENTINEL) continue;
+    int written = 0;
+    if (off >= tp->o_guard_bytes && off < tp->o_bytes - tp->o_guard_bytes) {
+      int64_t e = (int64_t)((off - tp->o_guard_bytes) / es);
+      int64_t t = e / ots, rem = e % ots, h = rem / ohs, d = rem % ohs;
+      written = t < T && tp->row_written[t] && h < H && d < DV;
+    }
+    if (!written) {
+      if (!r.overwritten) r.ow_offset = (int64_t)off - (int64_t)tp->o_guard_bytes;
+      r.overwritten++;
+    }
+  }
+  return r;
+}
+
+int tp_ok(const tp_result *r) { return r->bad == 0 && r->overwritten == 0; }
+
+void tp_describe(const tproblem *tp, char *buf, size_t len) {
+  const tp_shape *s = &tp->shape;
+  snprintf(buf, len, "shape=%s mode=%s align=%s window=(%d,%d) dtype=%s seed=%llu", s->name,
+           xattn_mode_name(tp->mask.mode), tp_align_name(tp->mask.align), tp->mask.wl,
+           tp->mask.wr, xattn_dtype_name(tp->mask.dtype), (unsigned long long)tp->seed);
+}
+
+void tp_describe_result(const tp_result *r, char *buf, size_t len) {
+  if (r->bad < 0) {
+    snprintf(buf, len, "call failed");
+    return;
+  }
+  int n = snprintf(buf, len, "%lld of %lld bad, %lld non-finite, %lld bytes overwritten",
+                   (long long)r->bad, (long long)r->checked, (long long)r->nonfinite,
+                   (long long)r->overwritten);
+  if (r->overwritten && n > 0 && (size_t)n < len)
+    n += snprintf(buf + n, len - (size_t)n, " (first at byte %lld of o)", (long long)r->ow_offset);
+  if (n > 0 && (size_t)n < len)
+    snprintf(buf + n, len - (size_t)n, "; worst [t=%lld h=%lld d=%lld] got %.9g want %.9g (|err|/tol %.3g)",
+             (long long)r->wt, (long long)r->wh, (long long)r->wd, r->got, r->want, r->worst_ratio);
+}
+
+/* ---- run configurations -------------------------------------------------- */
+static const int kv_split_values[] = {0, 2, 3, 7};
+static const int thread_values[] = {1, 2, 3};
+static const xattn_schedule sched_values[] = {XATTN_SCHED_AUTO, XATTN_SCHED_STATIC,
+                                              XATTN_SCHED_DYNAMIC};
+
+/* Optional filters for reproducing one failure: XATTN_TEST_ISA, _VARIANT,
+ * _LAYOUT, _THREADS. */
+static int env_match(const char *var, const char *value) {
+  const char *f = getenv(var);
+  return !f || !*f || !strcmp(f, value);
+}
+
+static int keep(const tp_exec *e) {
+  char th[16];
+  snprintf(th, sizeof th, "%d", e->threads);
+  return env_match("XATTN_TEST_ISA", e->isa) && env_match("XATTN_TEST_VARIANT", e->variant) &&
+         env_match("XATTN_TEST_LAYOUT", e->layout) && env_match("XATTN_TEST_THREADS", th);
+}
+
+int tp_exec_list(tp_level level, tp_exec **out) {
+  const char *isas[16];
+  int nisa = 0;
+  for (int i = 0; i < xattn_isa_count() && nisa < 16; ++i)
+    if (xattn_isa_runnable(xattn_isa_name(i))) isas[nisa++] = xattn_isa_name(i);
+  if (level == TP_LEVEL_SMOKE) {
+    isas[0] = xattn_best_isa();
+    nisa = 1;
+  }
+  /* layout configurations: kvsplit once per split count */
+  struct { const char *layout; int splits; } lc[64];
+  int nlc = 0;
+  for (int l = 0; l < xattn_layout_count(); ++l) {
+    const char *name = xattn_layout_name(l);
+    int many = !strcmp(name, "kvsplit");
+    for (int k = 0; k < (many ? 4 : 1) && nlc < 64; ++k)
+      lc[nlc].layout = name, lc[nlc++].splits = many ? kv_split_values[k] : 0;
+  }
+  int nv = xattn_variant_count(), nts = 9;
+  size_t cap = (size_t)nisa * (size_t)nv * (size_t)nlc * (size_t)nts + 1;
+  tp_exec *list = malloc(cap * sizeof *list);
+  if (!list) return *out = NULL, 0;
+  int n = 0, rot = 0;
+  if (level == TP_LEVEL_SMOKE) {
+    int m = nv > nlc ? nv : nlc;
+    for (int i = 0; i < m; ++i, ++rot) {
+      tp_exec e = {isas[0], xattn_variant_name(i % nv), lc[i % nlc].layout,
+                   thread_values[rot % 3], sched_values[(rot / 3) % 3], lc[i % nlc].splits};
+      if (keep(&e)) list[n++] = e;
+    }
+  } else {
+    for (int i = 0; i < nisa; ++i)
+      for (int v = 0; v < nv; ++v)
+        for (int l = 0; l < nlc; ++l)
+          for (int ts = 0; ts < nts; ++ts) {
+            int k = level == TP_LEVEL_FULL ? ts : rot++;
+            tp_exec e = {isas[i], xattn_variant_name(v), lc[l].layout, thread_values[k % 3],
+                         sched_values[(k / 3) % 3], lc[l].splits};
+            if (keep(&e)) list[n++] = e;
+            if (level != TP_LEVEL_FULL) break;
+          }
+  }
+  *out = list;
+  return n;
+}
+
+void tp_exec_describe(const tp_exec *e, char *buf, size_t len) {
+  snprintf(buf, len, "isa=%s variant=%s layout=%s kv_splits=%d threads=%d schedule=%s", e->isa,
+           e->variant, e->layout, e->kv_splits, e->threads, tp_schedule_name(e->schedule));
+}
+
+void tp_exec_options(const tp_exec *e, xattn_options *o) {
+  xattn_options_init(o);
+  o->isa = e->isa;
+  o->variant = e->variant;
+  o->layout = e->layout;
+  o->threads = e->threads;
+  o->schedule = e->schedule;
+  o->kv_splits = e->kv_splits;
+}
+
+tp_result tp_run_check(tproblem *tp, const tp_exec *e, xattn_status *status) {
+  xattn_options o;
+  tp_exec_options(e, &o);
+  tp_reset_output(tp);
+  *status = xattn_extend_attention(&tp->p, &o);
+  if (*status != XATTN_OK) {
+    tp_result r;
+    memset(&r, 0, sizeof r);
+    r.bad = -1;
+    return r;
+  }
+  return tp_check(tp);
+}

@@ -1,0 +1,130 @@
+/* Test problems: seeded random batches built around an xattn_problem, with the
+ * traps every differential test wants armed:
+ *  - padding between heads and tokens of every input tensor, rows between
+ *    requests (gapped extend_start), unused KV-pool slots and unused
+ *    req_to_token entries all hold NaN (or point at a NaN slot), so a kernel
+ *    that reads anything it should not gets a NaN in its answer;
+ *  - the output buffer has guard zones, padding and gap rows filled with a
+ *    sentinel byte, checked untouched after every run;
+ *  - slots are shuffled and req_index is a non-identity permutation.
+ * tp_check() compares the written rows with the fp64 reference under the
+ * tolerances of SPEC §3 and reports the worst element.
+ */
+#ifndef XATTN_TESTS_TPROBLEM_H
+#define XATTN_TESTS_TPROBLEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xattn/xattn.h"
+
+#define TP_MAX_BATCH 8
+
+/* The shape of a batch: everything except dtype and mask. */
+typedef struct tp_shape {
+  const char *name;
+  int batch;
+  int32_t prefix[TP_MAX_BATCH], extend[TP_MAX_BATCH], encoder[TP_MAX_BATCH];
+  int hq, hkv, d, dv;
+  int pad_head;   /* extra elements after each head's vector (head stride = D + pad) */
+  int pad_token;  /* extra elements after each token's heads */
+  int idx64;      /* req_to_token is int64 */
+  int gapped;     /* explicit extend_start with unused rows between requests */
+  float scale;    /* 0: 1/sqrt(D) */
+  float cap;      /* logit cap, 0 = off */
+  int sinks;
+  double tree_density; /* tree mode: probability an off-diagonal extend key is visible */
+} tp_shape;
+
+/* The mask and storage of a problem. */
+typedef struct tp_mask {
+  xattn_dtype dtype;
+  xattn_mode mode;
+  xattn_align align;
+  int wl, wr;
+} tp_mask;
+
+typedef struct tproblem {
+  xattn_problem p;
+  tp_shape shape;
+  tp_mask mask;
+  uint64_t seed;
+  /* storage */
+  void *q, *k_ext, *v_ext, *k_cache, *v_cache, *table;
+  int32_t *prefix, *extend, *encoder, *start;
+  int64_t *req_index;
+  float *sinks;
+  uint8_t *tree;
+  unsigned char *o_buf;   /* guard + o + guard */
+  size_t o_bytes, o_guard_bytes;
+  uint8_t *row_written;   /* [T]: row belongs to some request */
+  double *ref;            /* dense [T, H_Q, DV] reference, after tp_reference() */
+} tproblem;
+
+/* The sentinel byte the output buffer is filled with: 0x7f7f7f7f is 3.4e38 in
+ * f32 and bf16 and NaN in f16, so an element a kernel forgets to write never
+ * passes the tolerance check. */
+#define TP_SENTINEL 0x7f
+
+/* Builds the problem (seeded); returns 0 or -1 (and prints why). */
+int tp_build(tproblem *tp, const tp_shape *s, tp_mask m, uint64_t seed);
+void tp_free(tproblem *tp);
+/* Computes tp->ref with xattn_reference(); returns its status. */
+xattn_status tp_reference(tproblem *tp);
+/* Fills the whole output buffer (guards, padding, rows) with TP_SENTINEL. */
+void tp_reset_output(tproblem *tp);
+
+/* Value of output element (t, h, d) as a double. */
+double tp_out(const tproblem *tp, int64_t t, int h, int d);
+
+typedef struct tp_result {
+  int64_t checked, bad, nonfinite, overwritten;
+  double worst_ratio; /* max over elements of |o - ref| / (atol + rtol |ref|) */
+  double max_abs;     /* max |o - ref| */
+  int64_t wt, wh, wd; /* worst element */
+  double got, want;
+  int64_t ow_offset;  /* first overwritten byte outside the written elements */
+} tp_result;
+
+/* Compares every written element with tp->ref and checks that no byte outside
+ * them changed. ok = bad == 0 && overwritten == 0. */
+tp_result tp_check(const tproblem *tp);
+int tp_ok(const tp_result *r);
+void tp_tolerance(xattn_dtype t, double *atol, double *rtol);
+
+/* "shape=A mode=causal align=bottom_right window=(3,2) dtype=bf16 seed=7" */
+void tp_describe(const tproblem *tp, char *buf, size_t len);
+/* "2 of 640 bad, 0 non-finite, 0 overwritten; worst [t=3 h=1 d=7] got .. want .. (ratio ..)" */
+void tp_describe_result(const tp_result *r, char *buf, size_t len);
+
+const char *tp_align_name(xattn_align a);
+
+/* ---- run configurations -------------------------------------------------- */
+typedef struct tp_exec {
+  const char *isa, *variant, *layout;
+  int threads;
+  xattn_schedule schedule;
+  int kv_splits;
+} tp_exec;
+
+typedef enum tp_level {
+  TP_LEVEL_FULL = 0,    /* isa x variant x layout(x kv_splits) x threads x schedule */
+  TP_LEVEL_REDUCED = 1, /* isa x variant x layout(x kv_splits); threads/schedule rotate */
+  TP_LEVEL_SMOKE = 2    /* each variant and each layout once, best isa; threads rotate */
+} tp_level;
+
+/* Fills *out (malloc'd) with the run configurations of a level; returns the count. */
+int tp_exec_list(tp_level level, tp_exec **out);
+void tp_exec_describe(const tp_exec *e, char *buf, size_t len);
+void tp_exec_options(const tp_exec *e, xattn_options *o);
+const char *tp_schedule_name(xattn_schedule s);
+
+/* Runs xattn_extend_attention under e on a reset output and checks it.
+ * Returns the check (status != OK is reported as bad = -1). */
+tp_result tp_run_check(tproblem *tp, const tp_exec *e, xattn_status *status);
+
+/* Small deterministic PRNG (splitmix64). */
+uint64_t tp_rand(uint64_t *state);
+double tp_uniform(uint64_t *state); /* [-1, 1) */
+
+#endif

@@ -1,0 +1,182 @@
+/* Differential tests: xattn_extend_attention against xattn_reference over
+ * modes x windows x dtypes x shapes, each problem run under a list of run
+ * configurations (ISA x variant x layout x kv_splits x threads x schedule, see
+ * tp_exec_list).
+ *
+ *   test_diff --modes causal_br,causal_tl,bidirectional,cross,tree
+ *             --shapes small|large --level full|reduced|smoke [--seed N]
+ *
+ * small: three batches that between them hold lengths 1, 7, 33, E = 0, prefix
+ *   0, GQA 2:1, MHA, MQA, D != DV, padded strides, gapped and reversed rows,
+ *   int32/int64 tables, sinks, a soft cap and a custom scale; every mode and
+ *   window sees every dtype; the shape rotates with (window, dtype) so that the
+ *   full run-configuration grid stays affordable.
+ * large: long prefixes with short extends (P=700, E=3), E = 130 and 257, GQA 4:1,
+ *   D/DV = 192/128 and 576/512; run under the smoke list (every variant, layout
+ *   and kv_splits at least once) or a larger one.
+ * Failures print the problem and the run configuration, which reproduce it
+ * (XATTN_TEST_ISA/_VARIANT/_LAYOUT/_THREADS narrow the run list).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "support/tproblem.h"
+
+/* name, B, prefix, extend, encoder, hq, hkv, d, dv, pad_head, pad_token, idx64,
+ * gapped, scale, cap, sinks, tree_density */
+static const tp_shape small_shapes[] = {
+    {"mixed4_gqa", 4, {0, 3, 0, 9}, {1, 7, 0, 33}, {5, 0, 3, 12}, 4, 2, 16, 16, 3, 5, 0, 1, 0.0f,
+     0.0f, 0, 0.5},
+    {"mha_d40_dv24", 2, {5, 0}, {2, 13}, {4, 9}, 3, 3, 40, 24, 0, 0, 1, 0, 0.3f, 5.0f, 1, 0.3},
+    {"mqa_reversed", 3, {2, 0, 11}, {1, 5, 8}, {0, 7, 2}, 4, 1, 8, 8, 1, 0, 0, 2, 1.3f, 0.0f, 1,
+     0.7},
+};
+static const tp_shape large_shapes[] = {
+    {"long_prefix_gqa4", 3, {700, 0, 64}, {3, 130, 257}, {40, 100, 300}, 8, 2, 32, 32, 0, 0, 1, 0,
+     0.0f, 0.0f, 0, 0.2},
+    {"mla_192_128", 2, {33, 0}, {17, 40}, {20, 50}, 2, 1, 192, 128, 8, 0, 0, 1, 0.0f, 2.5f, 1, 0.5},
+    {"mla_576_512", 2, {10, 0}, {5, 3}, {9, 4}, 2, 1, 576, 512, 0, 0, 1, 0, 0.0f, 0.0f, 0, 0.5},
+};
+
+/* (left, right): none, left only, right only, both, self only (empties rows in
+ * cross mode past enc_len and top-left rows with a prefix) */
+static const int windows[][2] = {{-1, -1}, {3, -1}, {-1, 2}, {4, 1}, {0, 0}};
+static const int large_windows[][2] = {{-1, -1}, {96, 5}};
+
+typedef struct mode_spec {
+  const char *name;
+  xattn_mode mode;
+  xattn_align align;
+} mode_spec;
+static const mode_spec all_modes[] = {
+    {"causal_br", XATTN_MODE_CAUSAL, XATTN_ALIGN_BOTTOM_RIGHT},
+    {"causal_tl", XATTN_MODE_CAUSAL, XATTN_ALIGN_TOP_LEFT},
+    {"bidirectional", XATTN_MODE_BIDIRECTIONAL, XATTN_ALIGN_BOTTOM_RIGHT},
+    {"cross", XATTN_MODE_CROSS, XATTN_ALIGN_BOTTOM_RIGHT},
+    {"tree", XATTN_MODE_TREE, XATTN_ALIGN_BOTTOM_RIGHT},
+};
+#define NMODES (int)(sizeof all_modes / sizeof *all_modes)
+
+#define MAX_PRINTED_FAILURES 25
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int usage(void) {
+  fprintf(stderr, "usage: test_diff --modes LIST --shapes small|large --level full|reduced|smoke "
+                  "[--seed N]\n");
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  const char *modes_arg = "causal_br,causal_tl,bidirectional,cross,tree", *shapes_arg = "small";
+  tp_level level = TP_LEVEL_FULL;
+  uint64_t seed = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (i + 1 >= argc) return usage();
+    const char *v = argv[++i];
+    if (!strcmp(argv[i - 1], "--modes"))
+      modes_arg = v;
+    else if (!strcmp(argv[i - 1], "--shapes"))
+      shapes_arg = v;
+    else if (!strcmp(argv[i - 1], "--seed"))
+      seed = strtoull(v, NULL, 10);
+    else if (!strcmp(argv[i - 1], "--level")) {
+      if (!strcmp(v, "full"))
+        level = TP_LEVEL_FULL;
+      else if (!strcmp(v, "reduced"))
+        level = TP_LEVEL_REDUCED;
+      else if (!strcmp(v, "smoke"))
+        level = TP_LEVEL_SMOKE;
+      else
+        return usage();
+    } else
+      return usage();
+  }
+  int large = !strcmp(shapes_arg, "large");
+  if (!large && strcmp(shapes_arg, "small")) return usage();
+  const tp_shape *shapes = large ? large_shapes : small_shapes;
+  int nshapes = 3;
+  const int(*wins)[2] = large ? large_windows : windows;
+  int nwins = large ? 2 : 5;
+
+  int selected[NMODES] = {0}, nsel = 0;
+  for (int m = 0; m < NMODES; ++m) {
+    const char *s = strstr(modes_arg, all_modes[m].name);
+    size_t n = strlen(all_modes[m].name);
+    /* whole comma-separated tokens only */
+    while (s && !((s == modes_arg || s[-1] == ',') && (s[n] == ',' || s[n] == '\0')))
+      s = strstr(s + 1, all_modes[m].name);
+    if (s) selected[m] = 1, nsel++;
+  }
+  if (!nsel) return usage();
+
+  tp_exec *execs;
+  int nexec = tp_exec_list(level, &execs);
+  if (nexec <= 0) {
+    fprintf(stderr, "test_diff: no run configuration (ISA/variant filters exclude everything?)\n");
+    return 1;
+  }
+
+  double t0 = now_s(), worst[3] = {0, 0, 0};
+  long problems = 0, runs = 0, failed_runs = 0, failed_refs = 0, printed = 0;
+  for (int m = 0; m < NMODES; ++m) {
+    if (!selected[m]) continue;
+    for (int w = 0; w < nwins; ++w)
+      for (int dt = 0; dt < 3; ++dt)
+        for (int sh = 0; sh < nshapes; ++sh) {
+          /* small shapes rotate with (window, dtype); large ones all run */
+          if (!large && sh != (w + dt) % nshapes) continue;
+          tp_mask mask = {(xattn_dtype)dt, all_modes[m].mode, all_modes[m].align, wins[w][0],
+                          wins[w][1]};
+          uint64_t pseed = seed * 1000003u + (uint64_t)((m * 16 + w) * 4 + dt) * 8 + (uint64_t)sh;
+          tproblem tp;
+          char desc[256], edesc[160], rdesc[400];
+          if (tp_build(&tp, &shapes[sh], mask, pseed)) return 1;
+          tp_describe(&tp, desc, sizeof desc);
+          problems++;
+          xattn_status st = tp_reference(&tp);
+          if (st != XATTN_OK) {
+            printf("FAIL reference %s: %s: %s\n", desc, xattn_status_string(st), xattn_last_error());
+            failed_refs++;
+            tp_free(&tp);
+            continue;
+          }
+          double pworst = 0;
+          for (int e = 0; e < nexec; ++e) {
+            tp_result r = tp_run_check(&tp, &execs[e], &st);
+            runs++;
+            if (tp_ok(&r)) {
+              if (r.worst_ratio > pworst) pworst = r.worst_ratio;
+              continue;
+            }
+            failed_runs++;
+            if (printed++ >= MAX_PRINTED_FAILURES) continue;
+            tp_exec_describe(&execs[e], edesc, sizeof edesc);
+            if (st != XATTN_OK)
+              snprintf(rdesc, sizeof rdesc, "status %s: %s", xattn_status_string(st),
+                       xattn_last_error());
+            else
+              tp_describe_result(&r, rdesc, sizeof rdesc);
+            printf("FAIL %s %s: %s\n", desc, edesc, rdesc);
+          }
+          if (pworst > worst[dt]) worst[dt] = pworst;
+          tp_free(&tp);
+        }
+  }
+  free(execs);
+  if (printed > MAX_PRINTED_FAILURES)
+    printf("... %ld more failures not printed\n", printed - MAX_PRINTED_FAILURES);
+  printf("test_diff modes=%s shapes=%s level=%s: %ld problems x %d run configurations = %ld runs, "
+         "%ld failed runs, %ld failed references; worst passing |err|/tol f32 %.3g, bf16 %.3g, "
+         "f16 %.3g; %.1f s\n",
+         modes_arg, shapes_arg, level == TP_LEVEL_FULL ? "full" : level == TP_LEVEL_REDUCED ? "reduced" : "smoke",
+         problems, nexec, runs, failed_runs, failed_refs, worst[0], worst[1], worst[2], now_s() - t0);
+  return failed_runs || failed_refs ? 1 : 0;
+}

@@ -1,0 +1,601 @@
+/* Named correctness checks, one ctest each: `test_named NAME`.
+ *
+ * Every check runs its problems under the reduced run list (every runnable
+ * ISA x variant x layout, threads and schedule rotating; see tp_exec_list)
+ * against xattn_reference, and adds the structural property its name promises
+ * (e.g. two documents give different outputs), checked on the reference AND on
+ * the kernel's output so that neither can pass by being wrong the same way.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/tproblem.h"
+
+static long n_problems, n_runs, n_checks, n_failures;
+static tp_exec *g_execs;
+static int g_nexec;
+
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    n_checks++;                                            \
+    if (!(cond)) {                                         \
+      n_failures++;                                        \
+      printf("FAIL %s:%d: ", __func__, __LINE__);          \
+      printf(__VA_ARGS__);                                 \
+      printf("\n");                                        \
+    }                                                      \
+  } while (0)
+
+static const tp_mask M_CAUSAL = {XATTN_F32, XATTN_MODE_CAUSAL, XATTN_ALIGN_BOTTOM_RIGHT, -1, -1};
+
+static tp_mask with(tp_mask m, xattn_dtype dt, xattn_mode mode, xattn_align al, int wl, int wr) {
+  m.dtype = dt, m.mode = mode, m.align = al, m.wl = wl, m.wr = wr;
+  return m;
+}
+
+/* Builds a problem and its reference; aborts the test on failure (setup bug). */
+static void build(tproblem *tp, const tp_shape *s, tp_mask m, uint64_t seed) {
+  if (tp_build(tp, s, m, seed)) exit(1);
+  xattn_status st = tp_reference(tp);
+  if (st != XATTN_OK) {
+    char d[256];
+    tp_describe(tp, d, sizeof d);
+    printf("FAIL reference %s: %s\n", d, xattn_last_error());
+    exit(1);
+  }
+  n_problems++;
+}
+
+/* Runs every configuration of the list against the reference. */
+static int check_all(tproblem *tp) {
+  int fails = 0;
+  char d[256], e[160], r[400];
+  tp_describe(tp, d, sizeof d);
+  for (int i = 0; i < g_nexec; ++i) {
+    xattn_status st;
+    tp_result res = tp_run_check(tp, &g_execs[i], &st);
+    n_runs++;
+    n_checks++;
+    if (tp_ok(&res)) continue;
+    n_failures++;
+    if (++fails > 10) continue;
+    tp_exec_describe(&g_execs[i], e, sizeof e);
+    if (st != XATTN_OK)
+      snprintf(r, sizeof r, "status %s: %s", xattn_status_string(st), xattn_last_error());
+    else
+      tp_describe_result(&res, r, sizeof r);
+    printf("FAIL %s %s: %s\n", d, e, r);
+  }
+  return fails;
+}
+
+/* Output of a default-options call, dense [T, H_Q, DV] (unwritten rows 0). */
+static double *run_default(tproblem *tp) {
+  const xattn_problem *p = &tp->p;
+  size_t n = (size_t)(p->total_tokens * p->heads_q * p->head_dim_v);
+  double *out = calloc(n ? n : 1, sizeof *out);
+  tp_reset_output(tp);
+  xattn_status st = xattn_extend_attention(p, NULL);
+  n_runs++;
+  if (st != XATTN_OK) {
+    printf("FAIL default run: %s\n", xattn_last_error());
+    n_failures++;
+    return out;
+  }
+  for (int64_t t = 0; t < p->total_tokens; ++t)
+    if (tp->row_written[t])
+      for (int h = 0; h < p->heads_q; ++h)
+        for (int d = 0; d < p->head_dim_v; ++d)
+          out[(t * p->heads_q + h) * p->head_dim_v + d] = tp_out(tp, t, h, d);
+  return out;
+}
+
+/* max over heads and dims of |a - b| on row t of two dense outputs */
+static double row_diff(const xattn_problem *p, const double *a, const double *b, int64_t t) {
+  double m = 0;
+  size_t n = (size_t)p->heads_q * (size_t)p->head_dim_v, at = (size_t)t * n;
+  for (size_t i = 0; i < n; ++i) {
+    double x = fabs(a[at + i] - b[at + i]);
+    if (!(x <= m)) m = x;
+  }
+  return m;
+}
+
+static int row_bits_equal(const xattn_problem *p, const double *a, const double *b, int64_t t) {
+  size_t n = (size_t)p->heads_q * (size_t)p->head_dim_v, at = (size_t)t * n;
+  return memcmp(a + at, b + at, n * sizeof *a) == 0;
+}
+
+static double tol_of(xattn_dtype t) {
+  double a, r;
+  tp_tolerance(t, &a, &r);
+  return a + r; /* outputs are O(1) */
+}
+
+static int64_t row_of(const tproblem *tp, int b, int i) { return tp->start[b] + i; }
+
+/* name, B, prefix, extend, encoder, hq, hkv, d, dv, pad_head, pad_token, idx64,
+ * gapped, scale, cap, sinks, tree_density */
+
+/* ---- bidirectional_with_prefix -------------------------------------------- */
+static void bidirectional_with_prefix(void) {
+  tp_shape s = {"bidir_prefix", 2, {5, 9}, {6, 1}, {0}, 4, 2, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (int dt = 0; dt < 3; ++dt) {
+    tproblem bi, ca, bi3;
+    build(&bi, &s, with(M_CAUSAL, dt, XATTN_MODE_BIDIRECTIONAL, 0, -1, -1), 11);
+    build(&ca, &s, with(M_CAUSAL, dt, XATTN_MODE_CAUSAL, 0, -1, -1), 11);
+    check_all(&bi);
+    double *ob = run_default(&bi), *oc = run_default(&ca);
+    double tol = tol_of(dt);
+    /* row 0 sees the 5 later extend keys in bidirectional mode only */
+    CHECK(row_diff(&bi.p, bi.ref, ca.ref, 0) > 10 * tol, "reference: bidirectional row 0 equals causal");
+    CHECK(row_diff(&bi.p, ob, oc, 0) > 10 * tol, "kernel: bidirectional row 0 equals causal (%s)",
+          xattn_dtype_name(dt));
+    /* the prefix is part of what a bidirectional row sees: scaling the prefix's
+     * values must move every row */
+    build(&bi3, &s, with(M_CAUSAL, dt, XATTN_MODE_BIDIRECTIONAL, 0, -1, -1), 11);
+    for (int64_t sl = 0; sl < bi3.p.cache_slots; ++sl)
+      for (int h = 0; h < s.hkv; ++h)
+        for (int d = 0; d < s.dv; ++d) {
+          size_t at = (size_t)(sl * bi3.p.v_cache.token_stride + h * bi3.p.v_cache.head_stride + d);
+          if (dt == XATTN_F32) ((float *)bi3.v_cache)[at] += 3.0f;
+          else if (dt == XATTN_BF16) ((uint16_t *)bi3.v_cache)[at] = xattn_f32_to_bf16(xattn_bf16_to_f32(((uint16_t *)bi3.v_cache)[at]) + 3.0f);
+          else ((uint16_t *)bi3.v_cache)[at] = xattn_f32_to_f16(xattn_f16_to_f32(((uint16_t *)bi3.v_cache)[at]) + 3.0f);
+        }
+    tp_reference(&bi3);
+    check_all(&bi3);
+    double *o3 = run_default(&bi3);
+    for (int64_t t = 0; t < bi.p.total_tokens; ++t)
+      CHECK(row_diff(&bi.p, ob, o3, t) > 10 * tol, "kernel: row %lld ignores the prefix", (long long)t);
+    free(ob), free(oc), free(o3);
+    tp_free(&bi), tp_free(&ca), tp_free(&bi3);
+  }
+}
+
+/* ---- causal_top_left_vs_bottom_right ------------------------------------- */
+static void causal_top_left_vs_bottom_right(void) {
+  tp_shape s = {"tl_br", 3, {4, 0, 2}, {5, 3, 1}, {0}, 2, 1, 16, 16, 2, 0, 1, 0, 0, 0, 0, 0};
+  for (int dt = 0; dt < 3; ++dt) {
+    tproblem br, tl;
+    build(&br, &s, with(M_CAUSAL, dt, XATTN_MODE_CAUSAL, XATTN_ALIGN_BOTTOM_RIGHT, -1, -1), 21);
+    build(&tl, &s, with(M_CAUSAL, dt, XATTN_MODE_CAUSAL, XATTN_ALIGN_TOP_LEFT, -1, -1), 21);
+    check_all(&br);
+    check_all(&tl);
+    double *ob = run_default(&br), *ot = run_default(&tl), tol = tol_of(dt);
+    for (int b = 0; b < s.batch; ++b)
+      for (int i = 0; i < s.extend[b]; ++i) {
+        int64_t t = row_of(&br, b, i);
+        if (s.prefix[b] > 0) { /* E < S: the alignments see different keys */
+          CHECK(row_diff(&br.p, br.ref, tl.ref, t) > 10 * tol, "reference: request %d row %d: top-left == bottom-right", b, i);
+          CHECK(row_diff(&br.p, ob, ot, t) > 10 * tol, "kernel: request %d row %d: top-left == bottom-right (%s)", b, i, xattn_dtype_name(dt));
+        } else { /* E == S: the same mask */
+          CHECK(row_diff(&br.p, ob, ot, t) <= 2 * tol, "kernel: request %d row %d: P=0 but alignments differ", b, i);
+        }
+      }
+    free(ob), free(ot);
+    tp_free(&br), tp_free(&tl);
+  }
+}
+
+/* ---- tree_mask -------------------------------------------------------------- */
+static void set_tree(tproblem *tp, int kind) { /* 0: causal (k <= i), 1: all ones */
+  int64_t side = tp->p.tree_max_extend;
+  for (int b = 0; b < tp->p.batch; ++b)
+    for (int i = 0; i < tp->extend[b]; ++i)
+      for (int k = 0; k < tp->extend[b]; ++k) tp->tree[(b * side + i) * side + k] = kind ? 1 : k <= i;
+}
+
+static void tree_mask(void) {
+  tp_shape s = {"tree", 3, {6, 0, 30}, {7, 5, 1}, {0}, 4, 2, 16, 16, 1, 3, 0, 1, 0, 0, 1, 0.4};
+  for (int dt = 0; dt < 3; ++dt) {
+    tproblem tr, ca, bi;
+    build(&tr, &s, with(M_CAUSAL, dt, XATTN_MODE_TREE, 0, -1, -1), 31);
+    check_all(&tr);
+    build(&ca, &s, with(M_CAUSAL, dt, XATTN_MODE_CAUSAL, 0, -1, -1), 31);
+    build(&bi, &s, with(M_CAUSAL, dt, XATTN_MODE_BIDIRECTIONAL, 0, -1, -1), 31);
+    double *o = run_default(&tr), tol = tol_of(dt);
+    /* a random tree differs from plain causal somewhere */
+    double dmax = 0;
+    for (int64_t t = 0; t < tr.p.total_tokens; ++t)
+      if (tr.row_written[t] && row_diff(&tr.p, o, ca.ref, t) > dmax) dmax = row_diff(&tr.p, o, ca.ref, t);
+    CHECK(dmax > 10 * tol, "kernel: random tree mask gives the causal answer");
+    free(o);
+    /* a lower-triangular tree is causal; an all-ones tree is bidirectional */
+    for (int kind = 0; kind < 2; ++kind) {
+      tproblem *want = kind ? &bi : &ca;
+      set_tree(&tr, kind);
+      tp_reference(&tr);
+      double rd = 0;
+      for (int64_t t = 0; t < tr.p.total_tokens; ++t)
+        if (tr.row_written[t] && row_diff(&tr.p, tr.ref, want->ref, t) > rd) rd = row_diff(&tr.p, tr.ref, want->ref, t);
+      CHECK(rd < 1e-12, "reference: %s tree differs from %s by %g", kind ? "all-ones" : "triangular",
+            kind ? "bidirectional" : "causal", rd);
+      check_all(&tr);
+    }
+    tp_free(&tr), tp_free(&ca), tp_free(&bi);
+  }
+}
+
+static void tree_mask_with_window(void) {
+  tp_shape s = {"tree_win", 2, {9, 3}, {8, 12}, {0}, 2, 2, 24, 16, 0, 0, 1, 0, 0, 0, 0, 0.6};
+  const int wins[][2] = {{2, 1}, {0, -1}, {-1, 0}, {5, 3}};
+  for (int dt = 0; dt < 3; ++dt)
+    for (int w = 0; w < 4; ++w) {
+      tproblem tw, tn;
+      build(&tw, &s, with(M_CAUSAL, dt, XATTN_MODE_TREE, 0, wins[w][0], wins[w][1]), 41);
+      build(&tn, &s, with(M_CAUSAL, dt, XATTN_MODE_TREE, 0, -1, -1), 41);
+      check_all(&tw);
+      double *o = run_default(&tw), dmax = 0;
+      for (int64_t t = 0; t < tw.p.total_tokens; ++t)
+        if (tw.row_written[t] && row_diff(&tw.p, o, tn.ref, t) > dmax) dmax = row_diff(&tw.p, o, tn.ref, t);
+      CHECK(dmax > 10 * tol_of(dt), "kernel: window (%d,%d) has no effect on the tree mask", wins[w][0], wins[w][1]);
+      free(o);
+      tp_free(&tw), tp_free(&tn);
+    }
+}
+
+/* ---- two_documents_differ_bidirectional ---------------------------------- */
+/* Copies token row `from` of request 0 onto token row `to` of request 1 in q,
+ * k_ext and v_ext: the two documents start with the same token. */
+static void copy_token(tproblem *tp, int64_t from, int64_t to) {
+  size_t es = xattn_dtype_size(tp->p.dtype);
+  const xattn_tensor *v[3] = {&tp->p.q, &tp->p.k_ext, &tp->p.v_ext};
+  void *bufs[3] = {tp->q, tp->k_ext, tp->v_ext};
+  for (int i = 0; i < 3; ++i)
+    memcpy((char *)bufs[i] + (size_t)(to * v[i]->token_stride) * es,
+           (char *)bufs[i] + (size_t)(from * v[i]->token_stride) * es, (size_t)v[i]->token_stride * es);
+}
+
+static void two_documents_differ_bidirectional(void) {
+  tp_shape s = {"two_docs", 2, {0, 0}, {6, 6}, {0}, 2, 2, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (int dt = 0; dt < 3; ++dt) {
+    tproblem bi, ca;
+    build(&bi, &s, with(M_CAUSAL, dt, XATTN_MODE_BIDIRECTIONAL, 0, -1, -1), 51);
+    build(&ca, &s, with(M_CAUSAL, dt, XATTN_MODE_CAUSAL, 0, -1, -1), 51);
+    int64_t a0 = row_of(&bi, 0, 0), b0 = row_of(&bi, 1, 0);
+    copy_token(&bi, a0, b0);
+    copy_token(&ca, a0, b0);
+    tp_reference(&bi);
+    tp_reference(&ca);
+    check_all(&bi);
+    check_all(&ca);
+    double *ob = run_default(&bi), *oc = run_default(&ca), tol = tol_of(dt);
+    /* the engine's view: the first token's row (a CLS embedding) */
+    CHECK(row_diff(&bi.p, bi.ref, bi.ref + (b0 - a0) * s.hq * s.dv, a0) > 10 * tol,
+          "reference: two documents share the first row in bidirectional mode");
+    CHECK(row_diff(&bi.p, ob, ob + (b0 - a0) * s.hq * s.dv, a0) > 10 * tol,
+          "kernel: two different documents give the same first row in bidirectional mode (%s): "
+          "the layer is causal-masked", xattn_dtype_name(dt));
+    /* ... whereas a causal mask makes them equal: the test can tell */
+    CHECK(row_diff(&ca.p, oc, oc + (b0 - a0) * s.hq * s.dv, a0) <= tol,
+          "kernel: causal first rows of identical first tokens differ");
+    /* mean-pooled embeddings differ too */
+    double pa = 0, pb = 0;
+    for (int i = 0; i < 6; ++i)
+      for (int k = 0; k < s.hq * s.dv; ++k)
+        pa += ob[(row_of(&bi, 0, i)) * s.hq * s.dv + k], pb += ob[(row_of(&bi, 1, i)) * s.hq * s.dv + k];
+    CHECK(fabs(pa - pb) > 10 * tol, "kernel: mean-pooled documents equal");
+    free(ob), free(oc);
+    tp_free(&bi), tp_free(&ca);
+  }
+}
+
+/* ---- causal_vs_bidirectional_differ_where_masked ------------------------- */
+static void causal_vs_bidirectional_differ_where_masked(void) {
+  tp_shape s = {"cvb", 3, {0, 4, 2}, {7, 5, 1}, {0}, 4, 2, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (int dt = 0; dt < 3; ++dt) {
+    tproblem ca, bi;
+    build(&ca, &s, with(M_CAUSAL, dt, XATTN_MODE_CAUSAL, 0, -1, -1), 61);
+    build(&bi, &s, with(M_CAUSAL, dt, XATTN_MODE_BIDIRECTIONAL, 0, -1, -1), 61);
+    check_all(&ca);
+    check_all(&bi);
+    double tol = tol_of(dt);
+    /* same configuration for both modes: rows where the masks coincide (the
+     * last row of each request sees every key either way) are equal bit for
+     * bit; every other row sees fewer keys under causal and differs */
+    for (int e = 0; e < g_nexec; e += 7) {
+      xattn_options o;
+      tp_exec_options(&g_execs[e], &o);
+      size_t n = (size_t)(ca.p.total_tokens * s.hq * s.dv);
+      double *oc = calloc(n, sizeof *oc), *ob = calloc(n, sizeof *ob);
+      tproblem *tps[2] = {&ca, &bi};
+      double *outs[2] = {oc, ob};
+      for (int k = 0; k < 2; ++k) {
+        tp_reset_output(tps[k]);
+        if (xattn_extend_attention(&tps[k]->p, &o) != XATTN_OK) {
+          CHECK(0, "run failed: %s", xattn_last_error());
+          continue;
+        }
+        n_runs++;
+        for (int64_t t = 0; t < ca.p.total_tokens; ++t)
+          for (int h = 0; h < s.hq; ++h)
+            for (int d = 0; d < s.dv; ++d) outs[k][(t * s.hq + h) * s.dv + d] = tp_out(tps[k], t, h, d);
+      }
+      char ed[160];
+      tp_exec_describe(&g_execs[e], ed, sizeof ed);
+      for (int b = 0; b < s.batch; ++b)
+        for (int i = 0; i < s.extend[b]; ++i) {
+          int64_t t = row_of(&ca, b, i);
+          if (i == s.extend[b] - 1)
+            CHECK(row_bits_equal(&ca.p, oc, ob, t), "%s %s: request %d last row: causal != bidirectional (max diff %g)",
+                  xattn_dtype_name(dt), ed, b, row_diff(&ca.p, oc, ob, t));
+          else {
+            /* the reference says how far apart they are; where that is well
+             * above the tolerance the kernel's two answers must differ too */
+            double rd = row_diff(&ca.p, ca.ref, bi.ref, t);
+            CHECK(rd > 0, "reference: request %d row %d: causal == bidirectional", b, i);
+            if (rd > 4 * tol)
+              CHECK(row_diff(&ca.p, oc, ob, t) > 2 * tol, "%s %s: request %d row %d: causal == bidirectional",
+                    xattn_dtype_name(dt), ed, b, i);
+          }
+        }
+      free(oc), free(ob);
+    }
+    tp_free(&ca), tp_free(&bi);
+  }
+}
+
+/* ---- empty_rows_write_zeros ------------------------------------------------ */
+static void empty_rows_write_zeros(void) {
+  /* cross: request 1 has no encoder tokens; window (0,0) empties rows with p >= enc_len */
+  tp_shape cross = {"cross_empty", 3, {0, 2, 1}, {4, 3, 0}, {2, 0, 6}, 4, 2, 16, 8, 1, 2, 0, 1, 0, 0, 1, 0};
+  /* top-left with a prefix and a window: j <= i and j >= P + i - 1 leaves nothing for P >= 2 */
+  tp_shape tl = {"tl_empty", 2, {3, 0}, {5, 4}, {0}, 2, 1, 16, 16, 0, 0, 1, 0, 0, 0, 1, 0};
+  /* tree rows whose mask row is empty and that have no prefix */
+  tp_shape tree = {"tree_empty", 2, {0, 0}, {6, 0}, {0}, 2, 2, 8, 8, 0, 0, 0, 1, 0, 0, 0, 0.0};
+  struct { const tp_shape *s; tp_mask m; } cases[] = {
+      {&cross, {0, XATTN_MODE_CROSS, 0, 0, 0}},
+      {&cross, {0, XATTN_MODE_CROSS, 0, -1, -1}},
+      {&tl, {0, XATTN_MODE_CAUSAL, XATTN_ALIGN_TOP_LEFT, 1, 0}},
+      {&tree, {0, XATTN_MODE_TREE, 0, -1, -1}},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c)
+    for (int dt = 0; dt < 3; ++dt) {
+      tproblem tp;
+      tp_mask m = cases[c].m;
+      m.dtype = dt;
+      build(&tp, cases[c].s, m, 71 + c);
+      if (m.mode == XATTN_MODE_TREE) { /* request 0: only rows 0..2 see themselves */
+        int64_t side = tp.p.tree_max_extend;
+        for (int i = 0; i < 6; ++i)
+          for (int k = 0; k < 6; ++k) tp.tree[i * side + k] = (i == k && i < 3);
+        tp_reference(&tp);
+      }
+      check_all(&tp);
+      /* empty rows: the reference row is all zeros (a row that sees keys never is) */
+      const xattn_problem *p = &tp.p;
+      size_t rowlen = (size_t)p->heads_q * (size_t)p->head_dim_v;
+      int64_t empty = 0, *rows = malloc(sizeof *rows * (size_t)(p->total_tokens + 1));
+      for (int64_t t = 0; t < p->total_tokens; ++t) {
+        int zero = tp.row_written[t];
+        for (size_t k = 0; zero && k < rowlen; ++k) zero &= tp.ref[(size_t)t * rowlen + k] == 0.0;
+        if (zero) rows[empty++] = t;
+      }
+      for (int e = 0; empty && e < g_nexec; e += 3) {
+        xattn_status st;
+        tp_result r = tp_run_check(&tp, &g_execs[e], &st);
+        n_runs++;
+        int64_t nonzero = st == XATTN_OK ? 0 : -1;
+        for (int64_t k = 0; st == XATTN_OK && k < empty; ++k)
+          for (int h = 0; h < p->heads_q; ++h)
+            for (int d = 0; d < p->head_dim_v; ++d) nonzero += tp_out(&tp, rows[k], h, d) != 0.0;
+        char ed[160];
+        tp_exec_describe(&g_execs[e], ed, sizeof ed);
+        CHECK(nonzero == 0 && tp_ok(&r), "%s %s %s: %lld non-zero elements in %lld empty rows",
+              cases[c].s->name, xattn_dtype_name(dt), ed, (long long)nonzero, (long long)empty);
+      }
+      free(rows);
+      CHECK(empty > 0, "%s: setup has no empty row", cases[c].s->name);
+      tp_free(&tp);
+    }
+}
+
+/* ---- softcap_applied_in_prefill ------------------------------------------- */
+static void softcap_applied_in_prefill(void) {
+  /* scale 3 makes |s| reach ~10; cap 2 squeezes it hard. Prefill extends (9, 33)
+   * and a decode-like E = 1 on a prefix. */
+  tp_shape capped = {"softcap", 3, {0, 0, 20}, {9, 33, 1}, {0}, 2, 1, 16, 16, 0, 0, 0, 0, 3.0f, 2.0f, 0, 0};
+  tp_shape plain = capped;
+  plain.cap = 0;
+  for (int dt = 0; dt < 3; ++dt)
+    for (int mode = 0; mode < 2; ++mode) {
+      xattn_mode md = mode ? XATTN_MODE_BIDIRECTIONAL : XATTN_MODE_CAUSAL;
+      tproblem c, n;
+      build(&c, &capped, with(M_CAUSAL, dt, md, 0, -1, -1), 81);
+      build(&n, &plain, with(M_CAUSAL, dt, md, 0, -1, -1), 81);
+      check_all(&c);
+      double *o = run_default(&c), tol = tol_of(dt);
+      for (int b = 0; b < 3; ++b) {
+        double dmax = 0;
+        for (int i = 0; i < capped.extend[b]; ++i) {
+          double x = row_diff(&c.p, o, n.ref, row_of(&c, b, i));
+          if (x > dmax) dmax = x;
+        }
+        CHECK(dmax > 10 * tol, "kernel: %s %s request %d (E=%d): output equals the uncapped answer",
+              xattn_mode_name(md), xattn_dtype_name(dt), b, capped.extend[b]);
+      }
+      free(o);
+      tp_free(&c), tp_free(&n);
+    }
+}
+
+/* ---- sinks ------------------------------------------------------------------- */
+static void sinks(void) {
+  tp_shape with_s = {"sinks", 3, {0, 5, 12}, {7, 1, 20}, {0}, 4, 2, 16, 16, 0, 0, 0, 1, 0, 0, 1, 0};
+  tp_shape without = with_s;
+  without.sinks = 0;
+  for (int dt = 0; dt < 3; ++dt) {
+    tproblem s, n;
+    build(&s, &with_s, with(M_CAUSAL, dt, XATTN_MODE_CAUSAL, 0, -1, -1), 91);
+    build(&n, &without, with(M_CAUSAL, dt, XATTN_MODE_CAUSAL, 0, -1, -1), 91);
+    check_all(&s);
+    double *o = run_default(&s), tol = tol_of(dt), dmax = 0;
+    for (int64_t t = 0; t < s.p.total_tokens; ++t)
+      if (s.row_written[t] && row_diff(&s.p, o, n.ref, t) > dmax) dmax = row_diff(&s.p, o, n.ref, t);
+    CHECK(dmax > 10 * tol, "kernel: %s: sinks have no effect", xattn_dtype_name(dt));
+    free(o);
+    /* a huge sink takes all the mass: o ~ 0; a very negative one none: o = no-sink answer */
+    for (int h = 0; h < 4; ++h) s.sinks[h] = 60.0f;
+    tp_reference(&s);
+    check_all(&s);
+    o = run_default(&s);
+    double omax = 0;
+    for (int64_t t = 0; t < s.p.total_tokens; ++t)
+      if (s.row_written[t])
+        for (int k = 0; k < 4 * 16; ++k) omax = fmax(omax, fabs(o[t * 64 + k]));
+    CHECK(omax < 1e-6, "kernel: %s: sink 60 leaves |o| up to %g", xattn_dtype_name(dt), omax);
+    free(o);
+    for (int h = 0; h < 4; ++h) s.sinks[h] = -1e4f;
+    tp_reference(&s);
+    check_all(&s);
+    o = run_default(&s);
+    dmax = 0;
+    for (int64_t t = 0; t < s.p.total_tokens; ++t)
+      if (s.row_written[t] && row_diff(&s.p, o, n.ref, t) > dmax) dmax = row_diff(&s.p, o, n.ref, t);
+    CHECK(dmax <= 2 * tol, "kernel: %s: sink -1e4 changes the output by %g", xattn_dtype_name(dt), dmax);
+    free(o);
+    tp_free(&s), tp_free(&n);
+  }
+}
+
+/* ---- partial_masked_tile_no_nan ------------------------------------------- */
+static void partial_masked_tile_no_nan(void) {
+  /* scale 40: |s| up to ~100, so exp() overflows unless the max is subtracted
+   * and -inf masks must not turn into inf - inf; lengths cut tiles anywhere */
+  tp_shape s = {"hot_logits", 4, {0, 3, 0, 40}, {1, 7, 33, 130}, {3, 9, 40, 17}, 2, 1, 16, 16, 0, 0, 0, 1, 40.0f, 0, 0, 0.3};
+  struct { xattn_mode m; xattn_align a; int wl, wr; } masks[] = {
+      {XATTN_MODE_CAUSAL, 0, -1, -1}, {XATTN_MODE_CAUSAL, 0, 5, 0}, {XATTN_MODE_CAUSAL, 1, 2, 0},
+      {XATTN_MODE_BIDIRECTIONAL, 0, 3, 3}, {XATTN_MODE_TREE, 0, -1, -1}, {XATTN_MODE_CROSS, 0, 4, 4}};
+  for (size_t k = 0; k < sizeof masks / sizeof *masks; ++k)
+    for (int dt = 0; dt < 3; ++dt) {
+      tproblem tp;
+      build(&tp, &s, with(M_CAUSAL, dt, masks[k].m, masks[k].a, masks[k].wl, masks[k].wr), 101 + k);
+      check_all(&tp); /* the tolerance check refuses any NaN or Inf */
+      tp_free(&tp);
+    }
+}
+
+/* ---- edge_tiles_do_not_write_past_extend ---------------------------------- */
+static void edge_tiles_do_not_write_past_extend(void) {
+  /* awkward lengths, padding after every head and token, gaps between
+   * requests in reverse order, an empty request; tp_check verifies every
+   * byte outside the requests' rows and heads keeps its sentinel */
+  tp_shape s = {"edges", 5, {0, 2, 0, 7, 1}, {1, 7, 33, 0, 17}, {1, 7, 33, 0, 17}, 3, 1, 8, 12, 5, 9, 0, 2, 0, 0, 0, 0.5};
+  xattn_mode modes[] = {XATTN_MODE_CAUSAL, XATTN_MODE_BIDIRECTIONAL, XATTN_MODE_CROSS, XATTN_MODE_TREE};
+  for (int m = 0; m < 4; ++m)
+    for (int dt = 0; dt < 3; ++dt) {
+      tproblem tp;
+      build(&tp, &s, with(M_CAUSAL, dt, modes[m], 0, -1, -1), 111);
+      check_all(&tp);
+      tp_free(&tp);
+    }
+}
+
+/* ---- strides_noncontiguous ------------------------------------------------- */
+static void strides_noncontiguous(void) {
+  /* tp_build draws the same values for the same seed whatever the padding, so
+   * the padded and the dense problem hold the same numbers */
+  tp_shape dense = {"dense", 3, {4, 0, 9}, {5, 16, 2}, {0}, 4, 2, 16, 8, 0, 0, 1, 0, 0, 0, 0, 0};
+  tp_shape padded = dense;
+  padded.name = "padded";
+  padded.pad_head = 3, padded.pad_token = 11;
+  for (int dt = 0; dt < 3; ++dt)
+    for (int mode = 0; mode < 2; ++mode) {
+      xattn_mode md = mode ? XATTN_MODE_BIDIRECTIONAL : XATTN_MODE_CAUSAL;
+      tproblem a, b;
+      build(&a, &dense, with(M_CAUSAL, dt, md, 0, -1, -1), 121);
+      build(&b, &padded, with(M_CAUSAL, dt, md, 0, -1, -1), 121);
+      check_all(&b);
+      double *oa = run_default(&a), *ob = run_default(&b), dmax = 0;
+      for (int r = 0; r < 3; ++r)
+        for (int i = 0; i < dense.extend[r]; ++i)
+          for (int k = 0; k < 4 * 8; ++k)
+            dmax = fmax(dmax, fabs(oa[(row_of(&a, r, i)) * 32 + k] - ob[(row_of(&b, r, i)) * 32 + k]));
+      CHECK(dmax <= tol_of(dt), "kernel: %s %s: padded strides change the answer by %g",
+            xattn_mode_name(md), xattn_dtype_name(dt), dmax);
+      free(oa), free(ob);
+      tp_free(&a), tp_free(&b);
+    }
+}
+
+/* ---- gqa_mqa ------------------------------------------------------------------ */
+static void gqa_mqa(void) {
+  int heads[][2] = {{8, 2}, {4, 1}, {3, 3}, {6, 3}};
+  for (int k = 0; k < 4; ++k)
+    for (int dt = 0; dt < 3; ++dt) {
+      tp_shape s = {"heads", 2, {3, 0}, {6, 9}, {0}, heads[k][0], heads[k][1], 16, 16, 0, 0, 0, 0, 0, 0, 0, 0};
+      tproblem tp;
+      build(&tp, &s, with(M_CAUSAL, dt, XATTN_MODE_CAUSAL, 0, -1, -1), 131);
+      check_all(&tp);
+      /* identical query heads: outputs equal within a KV group, differ across groups */
+      size_t es = xattn_dtype_size(dt);
+      for (int64_t t = 0; t < tp.p.total_tokens; ++t)
+        for (int h = 1; h < s.hq; ++h)
+          memcpy((char *)tp.q + (size_t)(t * tp.p.q.token_stride + h * tp.p.q.head_stride) * es,
+                 (char *)tp.q + (size_t)(t * tp.p.q.token_stride) * es, (size_t)s.d * es);
+      tp_reference(&tp);
+      check_all(&tp);
+      double *o = run_default(&tp);
+      int group = s.hq / s.hkv;
+      for (int64_t t = 0; t < tp.p.total_tokens; ++t)
+        for (int h = 1; h < s.hq; ++h) {
+          double dmax = 0;
+          for (int d = 0; d < 16; ++d) dmax = fmax(dmax, fabs(o[(t * s.hq + h) * 16 + d] - o[(t * s.hq) * 16 + d]));
+          if (h / group == 0)
+            CHECK(dmax <= tol_of(dt), "kernel: H_Q/H_KV %d/%d: head %d differs from head 0 of its group", s.hq, s.hkv, h);
+          else if (tp.row_written[t])
+            CHECK(dmax > 10 * tol_of(dt), "kernel: H_Q/H_KV %d/%d row %lld: head %d (KV head %d) equals head 0",
+                  s.hq, s.hkv, (long long)t, h, h / group);
+        }
+      free(o);
+      tp_free(&tp);
+    }
+}
+
+/* ---- d_neq_dv ------------------------------------------------------------------- */
+static void d_neq_dv(void) {
+  int dims[][4] = {{40, 24, 2, 1}, {24, 40, 2, 2}, {192, 128, 2, 1}, {576, 512, 2, 1}, {8, 1, 1, 1}};
+  for (int k = 0; k < 5; ++k)
+    for (int dt = 0; dt < 3; ++dt)
+      for (int mode = 0; mode < 2; ++mode) {
+        tp_shape s = {"dims", 2, {4, 0}, {3, 5}, {0}, dims[k][2], dims[k][3], dims[k][0], dims[k][1], 1, 0, 0, 0, 0, 0, 0, 0};
+        tproblem tp;
+        build(&tp, &s, with(M_CAUSAL, dt, mode ? XATTN_MODE_BIDIRECTIONAL : XATTN_MODE_CAUSAL, 0, -1, -1), 141);
+        check_all(&tp);
+        tp_free(&tp);
+      }
+}
+
+static const struct {
+  const char *name;
+  void (*fn)(void);
+} tests[] = {
+#define T(n) {#n, n}
+    T(bidirectional_with_prefix), T(causal_top_left_vs_bottom_right), T(tree_mask),
+    T(tree_mask_with_window), T(two_documents_differ_bidirectional),
+    T(causal_vs_bidirectional_differ_where_masked), T(empty_rows_write_zeros),
+    T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan),
+    T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv),
+#undef T
+};
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: test_named NAME\n");
+    return 2;
+  }
+  g_nexec = tp_exec_list(TP_LEVEL_REDUCED, &g_execs);
+  for (size_t i = 0; i < sizeof tests / sizeof *tests; ++i)
+    if (!strcmp(argv[1], tests[i].name)) {
+      tests[i].fn();
+      printf("%s: %ld problems, %ld runs over %d run configurations, %ld checks, %ld failures\n",
+             argv[1], n_problems, n_runs, g_nexec, n_checks, n_failures);
+      free(g_execs);
+      return n_failures || n_checks == 0 ? 1 : 0;
+    }
+  fprintf(stderr, "test_named: unknown test '%s'\n", argv[1]);
+  return 2;
+}
