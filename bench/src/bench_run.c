@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static xb_peak_kind peak_kind_of(const xb_row *row);
+
 /* ---- flags ---------------------------------------------------------------- */
 
 void xb_options_usage(const char *argv0) {
@@ -196,14 +198,14 @@ static int build_rows(xb_session *s, char *err, size_t errlen) {
       r.placement = pi;
       if (!o->no_peak) {
         r.impl = XB_IMPL_PEAK;
-        r.dtype = XATTN_F32;
-        row_name(s, &r, "-", "peak", "-", "-", xb_peak_isa(XB_PEAK_FP32));
-        add_row(s, &cap, &r);
-        if (xb_peak_isa(XB_PEAK_BF16)) {
-          r.dtype = XATTN_BF16;
-          row_name(s, &r, "-", "peak", "-", "-", xb_peak_isa(XB_PEAK_BF16));
+        for (int k = XB_PEAK_FP32; k <= XB_PEAK_AMX_BF16; k++) {
+          r.isa = xb_peak_isa((xb_peak_kind)k); /* the peak rows' isa names their kind */
+          if (!r.isa) continue;
+          r.dtype = k == XB_PEAK_FP32 ? XATTN_F32 : XATTN_BF16;
+          row_name(s, &r, "-", "peak", "-", "-", r.isa);
           add_row(s, &cap, &r);
         }
+        r.isa = NULL;
       }
       for (int w = 0; w < s->suite->count; w++) {
         const xb_workload *wl = &s->suite->workloads[w];
@@ -299,6 +301,7 @@ int xb_session_open(xb_session *s, char *err, size_t errlen) {
       if (xb_place_threads(s->topo, &s->opt.placements[pi], s->threads[ti], err, errlen) != 0) return -1;
       s->peak_fp32[ti][pi] = xb_peak_gflops(XB_PEAK_FP32, s->threads[ti], 0.05);
       s->peak_bf16[ti][pi] = xb_peak_gflops(XB_PEAK_BF16, s->threads[ti], 0.05);
+      s->peak_amx[ti][pi] = xb_peak_gflops(XB_PEAK_AMX_BF16, s->threads[ti], 0.05);
     }
   s->bound_threads = -1;
   s->bound_placement = -1;
@@ -366,7 +369,7 @@ int xb_row_call(xb_session *s, int r, char *err, size_t errlen) {
   const xb_row *row = &s->rows[r];
   switch (row->impl) {
   case XB_IMPL_PEAK:
-    xb_peak_run(row->dtype == XATTN_BF16 ? XB_PEAK_BF16 : XB_PEAK_FP32, row->threads, 1 << 16);
+    xb_peak_run(peak_kind_of(row), row->threads, 1 << 16);
     return 0;
   case XB_IMPL_REFERENCE:
     if (xattn_reference(&s->pb.p, ref_out) != XATTN_OK) {
@@ -398,6 +401,11 @@ int xb_row_call(xb_session *s, int r, char *err, size_t errlen) {
   }
   }
   return -1;
+}
+
+static xb_peak_kind peak_kind_of(const xb_row *row) {
+  if (row->isa && strcmp(row->isa, "amx") == 0) return XB_PEAK_AMX_BF16;
+  return row->dtype == XATTN_BF16 ? XB_PEAK_BF16 : XB_PEAK_FP32;
 }
 
 static blas_entry *blas_find(const char *key, int create) {
@@ -438,19 +446,24 @@ int xb_row_counters(xb_session *s, int r, double sec, xb_counters *c, char *err,
   const int ti = thread_index(s, row->threads);
   double peak = s->peak_fp32[ti][row->placement];
   if (row->impl == XB_IMPL_PEAK) {
-    const xb_peak_kind k = row->dtype == XATTN_BF16 ? XB_PEAK_BF16 : XB_PEAK_FP32;
+    const xb_peak_kind k = peak_kind_of(row);
     c->flops = xb_peak_flops_per_thread(k, 1 << 16) * row->threads;
     c->gflops = c->flops / sec * 1e-9;
-    c->pct_peak = 100.0 * c->gflops / (k == XB_PEAK_BF16 ? s->peak_bf16[ti][row->placement] : peak);
+    const double own = k == XB_PEAK_AMX_BF16 ? s->peak_amx[ti][row->placement]
+                       : k == XB_PEAK_BF16   ? s->peak_bf16[ti][row->placement]
+                                             : peak;
+    c->pct_peak = own > 0 ? 100.0 * c->gflops / own : 0;
     return 0;
   }
   c->flops = s->pb.flops;
   c->visible_pairs = (double)s->pb.visible_pairs;
+  c->input_bytes = (double)s->pb.input_bytes;
   c->gflops = s->pb.flops / sec * 1e-9;
   c->tokens_per_s = (double)s->pb.p.total_tokens / sec;
   if (row->impl == XB_IMPL_XATTN && row->dtype == XATTN_BF16) {
-    /* bf16 rows count against the bf16 peak when the kernel's ISA uses the
-     * bf16 dot product; otherwise they convert to fp32 and the fp32 peak applies */
+    /* bf16 rows count against the peak of the instructions their ISA uses:
+     * AMX tiles ("amx"), the bf16 dot product ("*bf16*"), else (converted to
+     * fp32) the fp32 FMA peak */
     xattn_options xo;
     xattn_options_init(&xo);
     xo.variant = row->variant;
@@ -458,9 +471,10 @@ int xb_row_counters(xb_session *s, int r, double sec, xb_counters *c, char *err,
     xo.isa = row->isa;
     xo.threads = row->threads;
     const char *isa = NULL;
-    if (xattn_resolve(&s->pb.p, &xo, NULL, NULL, &isa, NULL) == XATTN_OK && isa && strstr(isa, "bf16") &&
-        s->peak_bf16[ti][row->placement] > 0)
-      peak = s->peak_bf16[ti][row->placement];
+    if (xattn_resolve(&s->pb.p, &xo, NULL, NULL, &isa, NULL) == XATTN_OK && isa) {
+      if (strcmp(isa, "amx") == 0 && s->peak_amx[ti][row->placement] > 0) peak = s->peak_amx[ti][row->placement];
+      else if (strstr(isa, "bf16") && s->peak_bf16[ti][row->placement] > 0) peak = s->peak_bf16[ti][row->placement];
+    }
   }
   c->pct_peak = peak > 0 ? 100.0 * c->gflops / peak : 0;
   if (row->impl == XB_IMPL_XATTN && !s->opt.no_baseline) {
@@ -530,16 +544,22 @@ void xb_context(xb_session *s, void (*add)(const char *, const char *, void *), 
   add("xattn_peak_fp32_gflops", buf, ctx);
   snprintf(buf, sizeof buf, "%.2f", s->peak_bf16[last][0]);
   add("xattn_peak_bf16_gflops", buf, ctx);
-  for (int k = 0; k < 2; k++) {
+  snprintf(buf, sizeof buf, "%.2f", s->peak_amx[last][0]);
+  add("xattn_peak_amx_gflops", buf, ctx);
+  static const char *keys[3] = {"xattn_peak_fp32_gflops_by_threads", "xattn_peak_bf16_gflops_by_threads",
+                                "xattn_peak_amx_gflops_by_threads"};
+  for (int k = 0; k < 3; k++) {
     buf[0] = 0;
     for (int pi = 0; pi < s->opt.nplacements; pi++)
       for (int ti = 0; ti < s->nthreads; ti++)
         snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s:%d=%.2f", buf[0] ? ";" : "",
-                 s->opt.placements[pi].name, s->threads[ti], k ? s->peak_bf16[ti][pi] : s->peak_fp32[ti][pi]);
-    add(k ? "xattn_peak_bf16_gflops_by_threads" : "xattn_peak_fp32_gflops_by_threads", buf, ctx);
+                 s->opt.placements[pi].name, s->threads[ti],
+                 k == 2 ? s->peak_amx[ti][pi] : k ? s->peak_bf16[ti][pi] : s->peak_fp32[ti][pi]);
+    add(keys[k], buf, ctx);
   }
   add("xattn_peak_fp32_isa", xb_peak_isa(XB_PEAK_FP32), ctx);
   add("xattn_peak_bf16_isa", xb_peak_isa(XB_PEAK_BF16) ? xb_peak_isa(XB_PEAK_BF16) : "none", ctx);
+  add("xattn_peak_amx_isa", xb_peak_isa(XB_PEAK_AMX_BF16) ? "amx" : "none", ctx);
   add("xattn_suite", s->suite->name, ctx);
   add("xattn_suite_path", s->suite->path, ctx);
   add("xattn_best_isa", xattn_best_isa(), ctx);

@@ -72,7 +72,7 @@ typedef struct xb_session {
   xb_row *rows;
   int nrows;
   /* peaks per (thread index, placement) */
-  double peak_fp32[XB_MAX_LIST][8], peak_bf16[XB_MAX_LIST][8];
+  double peak_fp32[XB_MAX_LIST][8], peak_bf16[XB_MAX_LIST][8], peak_amx[XB_MAX_LIST][8];
   /* current problem (rows sharing it run consecutively) */
   xb_problem pb;
   int pb_valid, pb_workload, pb_threads, pb_placement;
@@ -95,7 +95,7 @@ int xb_row_prepare(xb_session *s, int r, char *err, size_t errlen);
 int xb_row_call(xb_session *s, int r, char *err, size_t errlen);
 /* Counters of row r given its seconds per call. */
 typedef struct xb_counters {
-  double gflops, tokens_per_s, pct_peak, speedup_vs_blas, flops, visible_pairs;
+  double gflops, tokens_per_s, pct_peak, speedup_vs_blas, flops, visible_pairs, input_bytes;
   int has_speedup;
 } xb_counters;
 /* Records a BLAS row's measurement (iterations, seconds per call). */

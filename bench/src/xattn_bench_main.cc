@@ -51,6 +51,7 @@ void run_row(benchmark::State &state, int r) {
   if (row.impl != XB_IMPL_PEAK) {
     state.counters["tokens_per_s"] = c.tokens_per_s;
     state.counters["visible_pairs"] = c.visible_pairs;
+    state.counters["input_bytes"] = benchmark::Counter(c.input_bytes, benchmark::Counter::kDefaults, benchmark::Counter::kIs1024);
   }
   if (c.has_speedup) state.counters["speedup_vs_blas"] = c.speedup_vs_blas;
 }

@@ -15,13 +15,19 @@ p.add_argument("--role", required=True)
 p.add_argument("--slowdown", type=float, default=1.0)
 p.add_argument("--suite")
 p.add_argument("--placement")
-p.add_argument("--benchmark_repetitions", type=int, default=1)
+p.add_argument("--repetitions", type=int, default=5)
+p.add_argument("--results-dir")
+p.add_argument("--no-baseline", action="store_true")
+p.add_argument("--no-peak", action="store_true")
+p.add_argument("--reference-max-gflop")
+p.add_argument("--benchmark_min_time")
 p.add_argument("--benchmark_out", required=True)
 p.add_argument("--benchmark_out_format")
 p.add_argument("--benchmark_filter")
 a = p.parse_args()
 with open(os.environ["FAKE_BENCH_LOG"], "a") as f:
-    f.write("%s suite=%s placement=%s reps=%d\n" % (a.role, a.suite, a.placement, a.benchmark_repetitions))
+    f.write("%s suite=%s placement=%s reps=%d results-dir=%s min_time=%s\n"
+            % (a.role, a.suite, a.placement, a.repetitions, a.results_dir, a.benchmark_min_time))
 seed = zlib.crc32((a.role + open(os.environ["FAKE_BENCH_LOG"]).read()).encode())
-synth.write(a.benchmark_out, synth.make_results(seed, reps=a.benchmark_repetitions, slowdown=a.slowdown,
+synth.write(a.benchmark_out, synth.make_results(seed, reps=a.repetitions, slowdown=a.slowdown,
                                                 commit="fake%s" % a.role))

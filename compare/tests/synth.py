@@ -147,6 +147,20 @@ def write_report_fixtures(folder, results_dir_layout=True):
     paths.append(res.store_json(folder, MACHINE, "333333333333", "variants", make_results(
         21, reps=3, rows=default_rows(variants=tuple(VARIANT_RATE), threads=(2,)), commit="333333333333",
         extra_context=default), "20261201T040000Z"))
+    report = {"machine": MACHINE, "commit": "333333333333", "tuned_header": "/x/tuned.h",
+              "baseline_header": "/x/default.h", "geomean_tuned_classes": 1.12, "geomean_all_classes": 1.05,
+              "classes": [
+                  {"class": "avx512/f32/d128/causal/e2/p0", "default": "64x64 gqa", "tuned": "32x256 gqa",
+                   "identical": False, "reps": 9, "default_median_s": 0.012, "tuned_median_s": 0.010,
+                   "speedup": 1.2, "ci_lo": 1.15, "ci_hi": 1.26, "note": "adopted"},
+                  {"class": "avx512/bf16/d128/causal/e2/p0", "default": "64x64 gqa", "tuned": "64x64 gqa",
+                   "identical": True, "reps": 0, "note": "no better config found: defaults kept"},
+                  {"class": "avx512/f32/d128/prefix/e0/p3", "default": "16x256 kvsplit", "tuned": "16x64 kvsplit",
+                   "identical": False, "reps": 9, "default_median_s": 0.004, "tuned_median_s": 0.0038,
+                   "speedup": 1.05, "ci_lo": 0.98, "ci_hi": 1.1, "note": "adopted"}]}
+    path = os.path.join(folder, MACHINE, "333333333333", "20261201T050000Z_tuned-vs-default.json")
+    write(path, report)
+    paths.append(path)
     return paths
 
 

@@ -99,6 +99,23 @@ class CompareTest(unittest.TestCase):
         self.assertEqual(verdicts.pop("E2048"), "regression")
         self.assertEqual(set(verdicts.values()), {"unchanged"})
 
+    def test_rows_renamed_by_a_changed_resolution_are_paired(self):
+        # a commit that makes "auto" pick another ISA renames every row (isa:...)
+        a = self.write("a.json", synth.make_results(71, reps=8))
+        head = synth.make_results(72, reps=8, slowdown=1.2)
+        for row in head["benchmarks"]:
+            row["name"] = row["run_name"] = row["name"].replace("isa:avx512", "isa:amx")
+        b = self.write("b.json", head)
+        rc, out, err = self.run_compare(a, b, "--fail-on-regression", "--no-store", "--json")
+        self.assertEqual(rc, 1, err)
+        cmp = json.loads(out)
+        self.assertEqual(len(cmp["rows"]), len(synth.default_rows()))
+        for r in cmp["rows"]:
+            self.assertEqual(r["resolved_change"], "isa:avx512->amx")
+            self.assertEqual(r["verdict"], "regression")
+        rc, out, err = self.run_compare(a, b, "--no-store")
+        self.assertIn("paired across a changed resolution", out)
+
     def test_speedup_is_improvement_not_regression(self):
         a = self.write("a.json", synth.make_results(41, reps=10))
         b = self.write("b.json", synth.make_results(42, reps=10, slowdown=0.8))
@@ -181,7 +198,7 @@ class CompareTest(unittest.TestCase):
             calls = fh.read().split("\n")[:-1]
         self.assertEqual([c.split()[0] for c in calls], ["A", "B"] * 4, "rounds interleave A B A B")
         for c in calls:
-            self.assertIn("suite=smoke placement=cores=0,1 reps=3", c)
+            self.assertIn("suite=smoke placement=cores=0,1 reps=3 results-dir=none min_time=0.05", c)
         stored = sorted(glob.glob(os.path.join(self.results, "**", "*.json"), recursive=True))
         kinds = [results.classify_file(s) for s in stored]
         self.assertEqual(sorted(kinds), ["compare", "results", "results"])

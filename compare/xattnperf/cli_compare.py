@@ -32,7 +32,11 @@ def parse_args(argv):
     p.add_argument("--reps", type=int, default=5, metavar="N",
                    help="rounds of interleaved runs (A B A B ...; default 5)")
     p.add_argument("--round-reps", type=int, default=3, metavar="R",
-                   help="--benchmark_repetitions of each round (default 3): N*R samples a side")
+                   help="repetitions of each round (xattn-bench --repetitions; default 3): N*R samples a side")
+    p.add_argument("--min-time", type=float, default=0.05, metavar="S",
+                   help="--benchmark_min_time of each repetition in seconds (default 0.05; 0: bench default)")
+    p.add_argument("--with-baselines", action="store_true",
+                   help="also run the OpenBLAS, reference and peak rows (skipped by default: kernels only)")
     p.add_argument("--threshold", type=float, default=5.0, metavar="PCT",
                    help="slower by more than PCT %% (and significant) is a regression (default 5)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the U test (default 0.05)")
@@ -93,7 +97,8 @@ def _run_sides(a, kinds, repo):
          % (a.reps, a.round_reps, a.suite, ", cores " + a.cores if a.cores else ""))
     os.makedirs(work, exist_ok=True)
     merged, log = runner.run_interleaved(sides, a.reps, a.round_reps, a.suite, a.cores, a.taskset,
-                                         a.filter, a.bench_arg, progress=_say, workdir=work)
+                                         a.filter, a.bench_arg, progress=_say, workdir=work,
+                                         min_time=a.min_time, baselines=a.with_baselines)
     files = []
     for (role, _), data in zip(sides, merged):
         path = "<%s run>" % role

@@ -11,17 +11,54 @@ from .results import (COMPARE_SCHEMA, RATE_COUNTERS, ResultsError, parse_name,
                       row_counters, row_seconds, utc_stamp)
 
 
+# Name fields xattn-bench fills in with what the build resolved ("auto"): a
+# commit that changes the default ISA, variant or layout renames the rows of the
+# same workload. Such rows are still paired, and the change is shown.
+RESOLVED_FIELDS = ("variant", "layout", "isa")
+
+
+def _unresolved_key(name):
+    return "/".join(seg for seg in name.split("/") if seg.split(":", 1)[0] not in RESOLVED_FIELDS)
+
+
+def pair_benchmarks(base, head):
+    """[(base name, head name)]: equal names first; then, among the names left,
+    those equal but for the resolved fields, where that pairing is unambiguous."""
+    head_names = set(head.names())
+    pairs = [(n, n) for n in base.names() if n in head_names]
+    paired = {n for n, _ in pairs}
+    rest_b = [n for n in base.names() if n not in paired]
+    rest_h = [n for n in head.names() if n not in paired]
+    kb, kh = {}, {}
+    for n in rest_b:
+        kb.setdefault(_unresolved_key(n), []).append(n)
+    for n in rest_h:
+        kh.setdefault(_unresolved_key(n), []).append(n)
+    for key, names in kb.items():
+        if len(names) == 1 and len(kh.get(key, [])) == 1:
+            pairs.append((names[0], kh[key][0]))
+    return pairs
+
+
 def check_comparable(base, head, allow_mixed_machines=False):
-    """Raise ResultsError (one line) when base and head must not be compared."""
+    """Raise ResultsError (one line) when base and head must not be compared;
+    else return the benchmark pairs."""
     if not allow_mixed_machines and base.machine != head.machine:
         raise ResultsError("results come from different machines: %s (%s) vs %s (%s); "
                            "pass --allow-mixed-machines to compare anyway"
                            % (base.machine, base.path, head.machine, head.path))
-    common = [n for n in base.names() if n in set(head.names())]
-    if not common:
+    pairs = pair_benchmarks(base, head)
+    if not pairs:
         raise ResultsError("no benchmark names in common between %s (%d benchmarks) and %s (%d)"
                            % (base.path, len(base.names()), head.path, len(head.names())))
-    return common
+    return pairs
+
+
+def resolved_change(base_name, head_name):
+    """'isa:avx512bf16->amx' for the fields that differ, '' when the names are equal."""
+    fb, fh = parse_name(base_name), parse_name(head_name)
+    return ", ".join("%s:%s->%s" % (k, fb.get(k, "?"), fh.get(k, "?"))
+                     for k in RESOLVED_FIELDS if fb.get(k) != fh.get(k))
 
 
 def _side_info(rf, n_samples):
@@ -41,12 +78,12 @@ def _verdict(pvalue, change, alpha, threshold):
 
 def compare(base, head, alpha=0.05, threshold_pct=5.0, allow_mixed_machines=False):
     """Compare two ResultFile objects; returns the JSON-ready comparison dict."""
-    common = check_comparable(base, head, allow_mixed_machines)
+    pairs = check_comparable(base, head, allow_mixed_machines)
     threshold = threshold_pct / 100.0
     rows = []
     n_min = None
-    for name in common:
-        a, b = base.samples(name), head.samples(name)
+    for base_name, name in pairs:
+        a, b = base.samples(base_name), head.samples(name)
         ta, tb = [row_seconds(r) for r in a], [row_seconds(r) for r in b]
         n_min = min(n_min or len(ta), len(ta), len(tb))
         ma, mb = stats.median(ta), stats.median(tb)
@@ -64,7 +101,8 @@ def compare(base, head, alpha=0.05, threshold_pct=5.0, allow_mixed_machines=Fals
             counters[c] = {"base": cma, "head": cmb, "change": stats.relative_change(cma, cmb),
                            "pvalue": stats.utest_pvalue(va, vb)}
         rows.append({
-            "name": name, "fields": parse_name(name),
+            "name": name, "base_name": base_name, "resolved_change": resolved_change(base_name, name),
+            "fields": parse_name(name),
             "n_base": len(ta), "n_head": len(tb),
             "base_time_s": ma, "head_time_s": mb, "time_change": change,
             "pvalue": p, "significant": p is not None and p < alpha,
@@ -83,8 +121,8 @@ def compare(base, head, alpha=0.05, threshold_pct=5.0, allow_mixed_machines=Fals
         "base": _side_info(base, n_min), "head": _side_info(head, n_min),
         "machine": head.machine if base.machine == head.machine else "mixed",
         "rows": rows,
-        "only_base": [n for n in base.names() if n not in set(common)],
-        "only_head": [n for n in head.names() if n not in set(base.names())],
+        "only_base": [n for n in base.names() if n not in {b for b, _ in pairs}],
+        "only_head": [n for n in head.names() if n not in {h for _, h in pairs}],
         "geomean": {"time_ratio": stats.geomean(ratios), "gflops_ratio": stats.geomean(gf),
                     "n": len(ratios)},
         "summary": summary,
@@ -145,11 +183,15 @@ def format_text(cmp):
         lines.append("common to all rows: " + common)
     header = ["benchmark", "base", "head", "time", "gflops", "gflops", "tok/s", "%peak", "p", "verdict"]
     table = [header]
+    renamed = {}
     for r in cmp["rows"]:
         c = r["counters"]
         gf = c.get("gflops")
+        if r.get("resolved_change"):
+            renamed.setdefault(r["resolved_change"], 0)
+            renamed[r["resolved_change"]] += 1
         table.append([
-            short[r["name"]], _fmt_time(r["base_time_s"]), _fmt_time(r["head_time_s"]),
+            short[r["name"]] + (" ~" if r.get("resolved_change") else ""), _fmt_time(r["base_time_s"]), _fmt_time(r["head_time_s"]),
             _pct(r["time_change"]),
             ("%.1f->%.1f" % (gf["base"], gf["head"])) if gf else "-",
             _pct(gf["change"]) if gf else "-",
@@ -171,6 +213,9 @@ def format_text(cmp):
                     _pct(g["gflops_ratio"] - 1) if g["gflops_ratio"] == g["gflops_ratio"] else "n/a"))
     lines.append("summary: %d regression(s), %d improvement(s), %d unchanged, %d untested"
                  % (s["regression"], s["improvement"], s["unchanged"], s["untested"]))
+    for change, count in sorted(renamed.items()):
+        lines.append("~ %d benchmark(s) paired across a changed resolution (names shown are head's): %s"
+                     % (count, change))
     for key, what in (("only_base", "only in base"), ("only_head", "only in head")):
         if cmp[key]:
             lines.append("%s (not compared): %d benchmark(s), e.g. %s" % (what, len(cmp[key]), cmp[key][0]))

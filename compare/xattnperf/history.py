@@ -26,8 +26,8 @@ class Run:
 
 
 def load_runs(paths, on_skip=None):
-    """Every benchmark results file under paths (compare outputs and foreign JSON
-    are skipped, reported through on_skip(path, reason))."""
+    """Every benchmark results file under paths (compare outputs and tuner reports
+    are passed over; other JSON is reported through on_skip(path, reason))."""
     runs = []
     for path in iter_json_files(paths):
         kind = classify_file(path)

@@ -194,14 +194,30 @@ def load_compare(path):
     return data
 
 
+def is_tune_report(data):
+    """xattn-tune compare --json output (tune/src/tune_compare.c): the tuned header
+    timed against a baseline header, per workload class."""
+    return isinstance(data, dict) and isinstance(data.get("classes"), list) and "tuned_header" in data
+
+
+def load_tune_report(path):
+    data = _load_json(path)
+    if not is_tune_report(data):
+        raise ResultsError("%s: not an xattn-tune compare report (no 'classes' and 'tuned_header')" % path)
+    return data
+
+
 def classify_file(path):
-    """'results', 'compare' or None (not ours) for a JSON file, without raising."""
+    """'results', 'compare', 'tune-report' or None (not ours) for a JSON file,
+    without raising."""
     try:
         data = _load_json(path)
     except ResultsError:
         return None
     if isinstance(data, dict) and data.get("schema") == COMPARE_SCHEMA:
         return "compare"
+    if is_tune_report(data):
+        return "tune-report"
     try:
         validate_benchmark_json(path, data)
     except ResultsError:

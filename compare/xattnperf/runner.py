@@ -3,7 +3,8 @@
 Rounds alternate the two sides (A B A B ...), so that a slow drift of the
 machine (other jobs, thermal state, frequency) hits both sides alike instead of
 biasing whichever ran second. Each round is one short xattn-bench invocation
-with --benchmark_repetitions; the rounds' iteration rows are merged into one
+with --repetitions (xattn-bench's own flag: it sets Google Benchmark's
+repetitions per row); the rounds' iteration rows are merged into one
 results document per side.
 """
 import copy
@@ -23,15 +24,26 @@ class RunError(Exception):
 _UNSET_FOR_BENCH = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
+# Rows a commit comparison does not need: the OpenBLAS baseline, the fp64
+# reference and the peak probe do not change with the kernels and cost most of
+# the time of a small suite (--with-baselines keeps them).
+SKIP_BASELINES = ["--no-baseline", "--no-peak", "--reference-max-gflop", "0"]
+
+
 def bench_command(exe, out, suite=None, reps=3, cores=None, use_taskset=False,
-                  bench_filter=None, extra=()):
+                  bench_filter=None, extra=(), min_time=None, baselines=False):
+    """One round's xattn-bench command line (its own flags, then Google Benchmark's)."""
     cmd = [exe]
     if suite:
         cmd += ["--suite", suite]
     if cores and not use_taskset:
         cmd += ["--placement", "cores=" + cores]
-    cmd += ["--benchmark_repetitions=%d" % reps, "--benchmark_out=" + out,
-            "--benchmark_out_format=json"]
+    cmd += ["--repetitions", str(reps), "--results-dir", "none"]
+    if not baselines:
+        cmd += SKIP_BASELINES
+    cmd += ["--benchmark_out=" + out, "--benchmark_out_format=json"]
+    if min_time:
+        cmd += ["--benchmark_min_time=%g" % min_time]
     if bench_filter:
         cmd += ["--benchmark_filter=" + bench_filter]
     cmd += list(extra)
@@ -81,7 +93,8 @@ def merge_rounds(rounds):
 
 
 def run_interleaved(sides, rounds, reps, suite=None, cores=None, use_taskset=False,
-                    bench_filter=None, extra=(), progress=None, workdir=None):
+                    bench_filter=None, extra=(), progress=None, workdir=None, min_time=None,
+                    baselines=False):
     """sides: [(role, exe), (role, exe)]. Returns [merged results dict per side]."""
     tmp = tempfile.mkdtemp(prefix="xattn-compare-", dir=workdir)
     log = os.path.join(tmp, "runs.log")
@@ -89,7 +102,8 @@ def run_interleaved(sides, rounds, reps, suite=None, cores=None, use_taskset=Fal
     for r in range(rounds):
         for i, (role, exe) in enumerate(sides):
             out = os.path.join(tmp, "round%d-%s.json" % (r, role))
-            cmd = bench_command(exe, out, suite, reps, cores, use_taskset, bench_filter, extra)
+            cmd = bench_command(exe, out, suite, reps, cores, use_taskset, bench_filter, extra,
+                                min_time, baselines)
             if progress:
                 progress("round %d/%d: %s" % (r + 1, rounds, role))
             collected[i].append(_run_once(cmd, out, role, log))

@@ -20,7 +20,7 @@ import synth  # noqa: E402
 PLOT = os.path.join(SRC, "plots", "xattn-plot")
 COMPARE = os.path.join(SRC, "compare", "xattn-compare")
 TESTDATA = os.path.join(SRC, "compare", "testdata")
-ALL_FIGURES = ["roofline", "heatmap-0", "modes", "scaling", "tuned", "compare-0", "trend", "peers"]
+ALL_FIGURES = ["roofline", "heatmap-0", "modes", "scaling", "tuned", "tune-report", "compare-0", "trend", "peers"]
 
 
 def run(*cmd):
@@ -83,7 +83,7 @@ class PlotTest(unittest.TestCase):
         self.assertPicture(out, "modes")
         self.assertPicture(out, "compare-0")
         html = self.index(out)
-        for stem in ("roofline", "heatmap-0", "scaling", "tuned", "trend", "peers"):
+        for stem in ("roofline", "heatmap-0", "scaling", "tuned", "tune-report", "trend", "peers"):
             self.assertFalse(os.path.exists(os.path.join(out, stem + ".png")), stem + " drawn without data")
             self.assertNotIn("src='%s.png'" % stem, html)
         self.assertIn("Not drawn", html)

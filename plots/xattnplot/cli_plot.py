@@ -24,7 +24,10 @@ def parse_args(argv):
     p.add_argument("inputs", nargs="*", metavar="RESULTS",
                    help="results files or folders (default: $XATTN_RESULTS_DIR or <repo>/results)")
     p.add_argument("-o", "--out", metavar="DIR", help="output folder (default plots/out/<UTC timestamp>/)")
-    p.add_argument("--machine", help="machine whose results to draw (default: the one with most rows)")
+    p.add_argument("--machine", help="machine whose results to draw (default: that of the newest results file)")
+    p.add_argument("--all-commits", action="store_true",
+                   help="snapshot figures from every commit's results (default: only the newest commit's; "
+                        "the trend always uses all)")
     p.add_argument("--mem-bw", type=float, metavar="GBS", help="memory bandwidth for the roofline, GB/s")
     p.add_argument("--measure-bw", action="store_true",
                    help="measure the memory bandwidth here with likwid-bench (only if the results are of this machine)")
@@ -52,23 +55,35 @@ def measure_bandwidth():
     return float(m.group(1)) / 1e3 if m else None
 
 
+def _newest(files):
+    """The most recent results file: by the UTC stamp of its name, else its mtime."""
+    return max(files, key=lambda f: (f.timestamp or "", os.path.getmtime(f.path)))
+
+
 def _pick_machine(ds, wanted, notes):
-    counts = {}
-    for p in ds.points:
-        counts[p.file.machine] = counts.get(p.file.machine, 0) + 1
-    if not counts:
+    """The machine to draw: --machine (slug or prefix), else the newest file's."""
+    machines = sorted({f.machine for f in ds.files})
+    if not machines:
         return None
     if wanted:
-        match = [m for m in counts if m == wanted] or [m for m in counts if m.startswith(wanted)]
+        match = [m for m in machines if m == wanted] or [m for m in machines if m.startswith(wanted)]
         if not match:
             return None
         machine = match[0]
     else:
-        machine = max(counts, key=lambda m: (counts[m], m))
-    others = sorted(m for m in counts if m != machine)
+        machine = _newest(ds.files).machine
+    others = [m for m in machines if m != machine]
     if others:
         notes.append("results of other machines left out (plots never mix machines): %s" % ", ".join(others))
     return machine
+
+
+def _subset(files, keep):
+    out = dataset.Dataset()
+    for f in files:
+        if keep(f):
+            out.add_file(f)
+    return out
 
 
 def main(argv=None):
@@ -82,7 +97,7 @@ def main(argv=None):
             print("xattn plot: %s: no such file or folder" % i, file=sys.stderr)
             return 2
     ds = dataset.Dataset().add_paths(inputs)
-    if not ds.points and not ds.compares:
+    if not ds.points and not ds.compares and not ds.tune_reports:
         print("xattn plot: no results files or compare outputs in %s" % ", ".join(inputs), file=sys.stderr)
         return 2
     meta = []
@@ -90,11 +105,17 @@ def main(argv=None):
     if a.machine and not machine:
         print("xattn plot: no results of machine %r (have: %s)" % (a.machine, ", ".join(ds.machines())), file=sys.stderr)
         return 2
-    one = dataset.Dataset()
-    for f in ds.files:
-        if f.machine == machine:
-            one.add_file(f)
-    one.compares = ds.compares
+    # Snapshot figures describe one commit (the newest, unless --all-commits);
+    # the trend figure follows every commit of the machine.
+    history_ds = _subset(ds.files, lambda f: f.machine == machine)
+    commit = _newest(history_ds.files).commit if history_ds.files else None
+    one = history_ds if a.all_commits else _subset(history_ds.files, lambda f: f.commit == commit)
+    for d in (one, history_ds):
+        d.compares = ds.compares
+        d.tune_reports = [r for r in ds.tune_reports if not machine or r.get("machine") in (machine, None)]
+    if commit and not a.all_commits and len(one.files) < len(history_ds.files):
+        meta.append("snapshot figures use commit %s only (%d of %d files; --all-commits for all); "
+                    "the trend uses every commit" % (commit, len(one.files), len(history_ds.files)))
     top = _repo_top()
     out = a.out or os.path.join(top or os.getcwd(), "plots", "out", utc_stamp())
     os.makedirs(out, exist_ok=True)
@@ -112,8 +133,9 @@ def main(argv=None):
         lambda: figures.modes(one),
         lambda: figures.scaling(one),
         lambda: figures.tuned_vs_default(one),
+        lambda: figures.tune_report(one),
         lambda: figures.commit_comparison(one),
-        lambda: figures.trend(one, top),
+        lambda: figures.trend(history_ds, top),
         lambda: figures.peers(one),
     ]
     drawn, skipped, failed = [], [], 0

@@ -9,7 +9,7 @@ import re
 
 from xattnperf import stats
 from xattnperf.results import (ResultsError, classify_file, iter_json_files, load_compare, load_results,
-                               parse_name, row_counters, row_seconds)
+                               load_tune_report, parse_name, row_counters, row_seconds)
 
 
 class Point:
@@ -65,6 +65,7 @@ class Dataset:
         self.files = []
         self.points = []
         self.compares = []
+        self.tune_reports = []
         self.notes = []  # one line per input that was skipped
 
     def add_paths(self, paths):
@@ -75,8 +76,13 @@ class Dataset:
                     self.add_file(load_results(path))
                 elif kind == "compare":
                     self.compares.append(load_compare(path))
+                elif kind == "tune-report":
+                    report = load_tune_report(path)
+                    report["path"] = path
+                    self.tune_reports.append(report)
                 else:
-                    self.notes.append("%s: skipped, neither a benchmark results file nor a compare output" % path)
+                    self.notes.append("%s: skipped, not a benchmark results file, compare output or tuner report"
+                                      % path)
             except ResultsError as e:
                 self.notes.append("skipped: %s" % e)
         return self

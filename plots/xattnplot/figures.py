@@ -342,6 +342,53 @@ def tuned_vs_default(ds):
                   rows, notes, size=(1000, 620))
 
 
+def tune_report(ds):
+    """Speedup per workload class from xattn-tune compare --json (tuned header vs
+    the baseline header in one interleaved run, with its bootstrap CI)."""
+    fid, title = "tune-report", "Tuned vs default per workload class (xattn-tune compare)"
+    reports = [r for r in ds.tune_reports if r.get("classes")]
+    if not reports:
+        return Skip(fid, title, "no xattn-tune compare report (results/<machine>/<commit>/*_tuned-vs-default.json, "
+                                "written by tune/release.sh) among the inputs")
+    rep = reports[-1]
+    classes = rep["classes"][:MAX_BARS * 2]
+    data, rows = [], []
+    for i, c in enumerate(classes):
+        sp = c.get("speedup")
+        measured = sp is not None and not c.get("identical")
+        val = sp if measured else 1.0
+        lo, hi = (c.get("ci_lo", val), c.get("ci_hi", val)) if measured else (1.0, 1.0)
+        data.append([i, val, lo, hi, 0 if measured and lo > 1 else (1 if measured and hi < 1 else 2),
+                     c.get("class", "?") + ("" if measured else " (defaults kept)")])
+        rows.append([c.get("class", "?"), c.get("default", ""), c.get("tuned", ""),
+                     _fmt(1e3 * c["default_median_s"]) if "default_median_s" in c else "-",
+                     _fmt(1e3 * c["tuned_median_s"]) if "tuned_median_s" in c else "-",
+                     ("%s [%s, %s]" % (_fmt(sp), _fmt(c.get("ci_lo")), _fmt(c.get("ci_hi")))) if measured else "-",
+                     c.get("note", "")])
+    vals = [d[2] for d in data] + [d[3] for d in data] + [1.0]
+    lo_x, hi_x = min(vals), max(vals)
+    pad = max(0.05, (hi_x - lo_x) * 0.15)
+    n = len(data)
+    body = "\n".join([
+        "set title %s" % quote("geomean speedup %.3fx over tuned classes, %.3fx over all (green: CI above 1, red: below)"
+                               % (rep.get("geomean_tuned_classes", float("nan")), rep.get("geomean_all_classes", float("nan")))),
+        "set xlabel 'speedup tuned / default (median default time / median tuned time)'", "set grid xtics",
+        "set xrange [%g:%g]" % (lo_x - pad, hi_x + pad), "set yrange [-0.7:%g]" % (n - 0.3),
+        "set ytics () font ',8'", "unset key", "set style fill solid 0.85 border -1",
+        "set arrow from 1,-0.7 to 1,%g nohead lc rgb 'black'" % (n - 0.3),
+        "set palette maxcolors 3", "set palette defined (0 '#2ca02c', 1 '#d62728', 2 '#999999')",
+        "set cbrange [-0.5:2.5]", "unset colorbox", "set lmargin 40",
+        "plot $tr using ((1+$2)/2):1:(abs($2-1)/2):(0.35):5:ytic(6) with boxxyerror fc palette, \\\n"
+        "     $tr using 2:1:3:4 with xerrorbars lc rgb 'black' pt 7 ps 0.5"])
+    notes = ["%s: tuned header %s vs baseline %s" % (rep.get("path", "report"), rep.get("tuned_header"),
+                                                     rep.get("baseline_header"))]
+    if len(reports) > 1:
+        notes.append("%d tuner reports in the inputs; the last one is drawn" % len(reports))
+    return Figure(fid, title, {"tr": data}, body,
+                  ["class", "default config", "tuned config", "default ms", "tuned ms", "speedup [95% CI]", "note"],
+                  rows, notes, size=(1000, max(360, 80 + 26 * n)))
+
+
 # ---- commit comparison ------------------------------------------------------------------
 
 def commit_comparison(ds):

@@ -1,0 +1,56 @@
+#!/usr/bin/python3
+"""Prints the run-targets.sh figures from an xattn-bench results file (median
+aggregates) and a /usr/bin/time -v report. usage:
+summarize_targets.py TARGETS.json RSS.json RSS_TIME.txt CORES"""
+import json, re, sys
+
+targets, rss_json, rss_txt, cores = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+data = json.load(open(targets))
+med = {}
+# the median aggregate of each row; a run with --repetitions 1 has none, then its only run
+for r in data["benchmarks"]:
+    if r.get("error_occurred") or r.get("run_type") == "aggregate" and r.get("aggregate_name") != "median":
+        continue
+    f = dict(seg.split(":", 1) for seg in r["run_name"].split("/") if ":" in seg)
+    key = (f["wl"], f["dtype"], f["impl"], int(f["threads"]))
+    if r.get("run_type") == "aggregate" or key not in med:
+        med[key] = r
+
+def get(wl, dt, impl, t, key):
+    r = med.get((wl, dt, impl, t))
+    return r[key] if r and key in r else float("nan")
+
+ctx = data["context"]
+print(f"machine {ctx['xattn_machine']}  commit {ctx['xattn_commit']} dirty {ctx['xattn_dirty']}  "
+      f"peak fp32 {ctx['xattn_peak_fp32_gflops']} / bf16 {ctx['xattn_peak_bf16_gflops']} GFLOP/s at {cores} threads")
+print(f"results: {targets}")
+n = cores
+print(f"\n1. causal prefill E=2048 (H_Q 32, H_KV 8, D 128), {n} threads:")
+for dt in ("f32", "bf16"):
+    print(f"   {dt:4}: {get('causal-e2048', dt, 'xattn', n, 'gflops'):7.1f} GFLOP/s = "
+          f"{get('causal-e2048', dt, 'xattn', n, 'pct_peak'):5.1f} % of the {dt if dt == 'bf16' else 'fp32'}-peak used "
+          f"({med.get(('causal-e2048', dt, 'xattn', n), {}).get('real_time', float('nan')):.1f} ms)")
+print(f"\n2. xattn vs OpenBLAS baseline, causal E=4096, {n} threads (speedup = blas median / xattn median):")
+for dt in ("f32", "bf16"):
+    print(f"   {dt:4}: x{get('causal-e4096', dt, 'xattn', n, 'speedup_vs_blas'):.2f}  "
+          f"(xattn {get('causal-e4096', dt, 'xattn', n, 'gflops'):.1f}, blas {get('causal-e4096', dt, 'blas', n, 'gflops'):.1f} GFLOP/s)")
+print(f"\n3. GFLOP/s relative to causal E=2048, {n} threads:")
+for wl in ("bidir-16x256", "mix-spec", "chat-p8192-e128", "causal-e4096"):
+    for dt in ("f32", "bf16"):
+        ratio = get(wl, dt, "xattn", n, "gflops") / get("causal-e2048", dt, "xattn", n, "gflops")
+        print(f"   {wl:16} {dt:4}: {ratio:5.2f}  ({get(wl, dt, 'xattn', n, 'gflops'):.1f} GFLOP/s)")
+if n > 1:
+    print(f"\n4. thread scaling 1 -> {n} (GFLOP/s ratio; ideal {n}):")
+    for wl in ("causal-e2048", "causal-e4096", "chat-p8192-e128"):
+        for dt in ("f32", "bf16"):
+            s = get(wl, dt, "xattn", n, "gflops") / get(wl, dt, "xattn", 1, "gflops")
+            print(f"   {wl:16} {dt:4}: x{s:.2f}")
+    pk = [float(x.split("=")[1]) for x in ctx["xattn_peak_fp32_gflops_by_threads"].split(";")]
+    print(f"   (fp32 peak probe: x{pk[-1] / pk[0]:.2f})")
+txt = open(rss_txt).read()
+m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", txt)
+rss = int(m.group(1)) * 1024 if m else float("nan")
+rows = [r for r in json.load(open(rss_json))["benchmarks"] if "input_bytes" in r]
+inp = rows[0]["input_bytes"] if rows else float("nan")
+print(f"\n5. P=32768, E=512, bf16, {n} threads: peak RSS {rss / 2**20:.1f} MiB, input {inp / 2**20:.1f} MiB "
+      f"-> RSS / input = {rss / inp:.2f}")
