@@ -17,7 +17,7 @@ from .results import (COMPARE_SCHEMA, RATE_COUNTERS, ResultsError, parse_name,
 RESOLVED_FIELDS = ("variant", "layout", "isa")
 
 
-def _unresolved_key(name):
+def unresolved_key(name):
     return "/".join(seg for seg in name.split("/") if seg.split(":", 1)[0] not in RESOLVED_FIELDS)
 
 
@@ -31,9 +31,9 @@ def pair_benchmarks(base, head):
     rest_h = [n for n in head.names() if n not in paired]
     kb, kh = {}, {}
     for n in rest_b:
-        kb.setdefault(_unresolved_key(n), []).append(n)
+        kb.setdefault(unresolved_key(n), []).append(n)
     for n in rest_h:
-        kh.setdefault(_unresolved_key(n), []).append(n)
+        kh.setdefault(unresolved_key(n), []).append(n)
     for key, names in kb.items():
         if len(names) == 1 and len(kh.get(key, [])) == 1:
             pairs.append((names[0], kh[key][0]))

@@ -41,6 +41,13 @@ def _fmt(v, digits=4):
     return str(v)
 
 
+def _lmargin(labels):
+    """Left margin (in characters of the default font) for y tic labels drawn in
+    font size 8: wide enough for the longest, within reason."""
+    longest = max((len(str(l)) for l in labels), default=10)
+    return max(10, min(80, int(longest * 0.8) + 3))
+
+
 def _label_of(point, keys):
     return "/".join("%s:%s" % (k, point.f[k]) for k in keys if k in point.f)
 
@@ -254,7 +261,7 @@ def _labels(keys):
         parts = [f.get("wl", "?")]
         for v in varying:
             val = f.get(v, "-")
-            parts.append(("%s threads" % val) if v == "threads" else val)
+            parts.append(("%s thr" % val) if v == "threads" else val)
         out[k] = " ".join(parts)
     return out
 
@@ -358,8 +365,9 @@ def tune_report(ds):
         measured = sp is not None and not c.get("identical")
         val = sp if measured else 1.0
         lo, hi = (c.get("ci_lo", val), c.get("ci_hi", val)) if measured else (1.0, 1.0)
-        data.append([i, val, lo, hi, 0 if measured and lo > 1 else (1 if measured and hi < 1 else 2),
-                     c.get("class", "?") + ("" if measured else " (defaults kept)")])
+        label = c.get("class", "?").split("#")[0]  # the hash after '#' is in the table
+        data.append([len(classes) - 1 - i, val, lo, hi, 0 if measured and lo > 1 else (1 if measured and hi < 1 else 2),
+                     label + ("" if measured else " (kept)")])
         rows.append([c.get("class", "?"), c.get("default", ""), c.get("tuned", ""),
                      _fmt(1e3 * c["default_median_s"]) if "default_median_s" in c else "-",
                      _fmt(1e3 * c["tuned_median_s"]) if "tuned_median_s" in c else "-",
@@ -377,7 +385,7 @@ def tune_report(ds):
         "set ytics () font ',8'", "unset key", "set style fill solid 0.85 border -1",
         "set arrow from 1,-0.7 to 1,%g nohead lc rgb 'black'" % (n - 0.3),
         "set palette maxcolors 3", "set palette defined (0 '#2ca02c', 1 '#d62728', 2 '#999999')",
-        "set cbrange [-0.5:2.5]", "unset colorbox", "set lmargin 40",
+        "set cbrange [-0.5:2.5]", "unset colorbox", "set lmargin %d" % _lmargin(d[5] for d in data),
         "plot $tr using ((1+$2)/2):1:(abs($2-1)/2):(0.35):5:ytic(6) with boxxyerror fc palette, \\\n"
         "     $tr using 2:1:3:4 with xerrorbars lc rgb 'black' pt 7 ps 0.5"])
     notes = ["%s: tuned header %s vs baseline %s" % (rep.get("path", "report"), rep.get("tuned_header"),
@@ -405,7 +413,7 @@ def commit_comparison(ds):
             pct = 100.0 * r["time_change"]
             cls = {"regression": 0, "improvement": 1}.get(r["verdict"], 2)
             mark = "*" if r.get("significant") else ""
-            data.append([i, pct, cls, mark, short[r["name"]]])
+            data.append([len(rows_in) - 1 - i, pct, cls, mark, short[r["name"]]])
         for r in cmp["rows"]:
             g = r["counters"].get("gflops", {})
             rows.append([r["name"], _fmt(r["base_time_s"] * 1e3), _fmt(r["head_time_s"] * 1e3),
@@ -423,7 +431,7 @@ def commit_comparison(ds):
             "set arrow from %g,-0.7 to %g,%g nohead dt 2 lc rgb '#888888'" % (cmp["threshold_pct"], cmp["threshold_pct"], n - 0.3),
             "set arrow from %g,-0.7 to %g,%g nohead dt 2 lc rgb '#888888'" % (-cmp["threshold_pct"], -cmp["threshold_pct"], n - 0.3),
             "set palette maxcolors 3", "set palette defined (0 '#d62728', 1 '#2ca02c', 2 '#999999')",
-            "set cbrange [-0.5:2.5]", "unset colorbox", "set lmargin 45",
+            "set cbrange [-0.5:2.5]", "unset colorbox", "set lmargin %d" % _lmargin(d[4] for d in data),
             "plot $cmp using ($2/2):1:(abs($2)/2):(0.35):3:ytic(5) with boxxyerror fc palette, \\\n"
             "     $cmp using ($2 + ($2 >= 0 ? 1 : -1)*%g):1:4 with labels font ',12'" % (lim * 0.06)])
         s = cmp["summary"]
@@ -443,7 +451,7 @@ def trend(ds, repo=None):
     runs = [history.Run(f) for f in ds.files]
     if len({r.commit for r in runs}) < 2:
         return Skip(fid, title, "results of only one commit")
-    series = history.trend(runs, ".", repo=repo)
+    series = history.trend(runs, ".", repo=repo, merge_resolved=True)
     series = {k: v for k, v in series.items() if len(v) >= 2 and v[0]["median"]}
     if not series:
         return Skip(fid, title, "no benchmark measured at two or more commits")
@@ -477,7 +485,9 @@ def trend(ds, repo=None):
         "set xtics (%s) rotate by 30 right" % ", ".join("%s %d" % (quote(c[:12]), i) for c, i in index.items()),
         "set xrange [-0.3:%g]" % (len(index) - 0.7), "set key outside right top",
         "plot " + ", \\\n     ".join(plots)])
-    notes = ["%d benchmark(s) over %d commit(s); subjects: %s" % (len(keys), len(index),
+    notes = ["a workload is followed across commits that changed its auto-resolved isa/variant/layout; "
+             "where a commit has several such rows (a variant sweep) the best is taken",
+             "%d benchmark(s) over %d commit(s); subjects: %s" % (len(keys), len(index),
              "; ".join("%s %s" % (c[:8], s[:40]) for c, _, s in order if s))]
     return Figure(fid, title, blocks, body, ["benchmark", "commit", "median GFLOP/s", "relative", "samples"],
                   rows, notes, size=(950, 640))
