@@ -48,6 +48,12 @@ def _lmargin(labels):
     return max(10, min(80, int(longest * 0.8) + 3))
 
 
+def _rot_lmargin(first_label):
+    """Left margin for x tic labels rotated by 30 degrees: the first one reaches
+    left of the plot by about cos(30) of its length."""
+    return max(10, min(60, int(len(str(first_label)) * 0.75) + 2))
+
+
 def _label_of(point, keys):
     return "/".join("%s:%s" % (k, point.f[k]) for k in keys if k in point.f)
 
@@ -65,26 +71,31 @@ def _max_threads(points):
 # ---- roofline -------------------------------------------------------------------
 
 def _bytes_of(p):
-    """Compulsory bytes of one call: the 'bytes' counter, else Google Benchmark's
-    bytes_per_second times the time. The workload's shape is not in the row, so
-    nothing else can give it without re-implementing the suite parser."""
+    """Compulsory bytes of one call, from the row's counters: 'bytes' if a bench
+    ever reports the full traffic, else xattn-bench's 'input_bytes' (q, k/v,
+    cache, token table, masks read once; the output write is not in it, so the
+    intensity is a slight over-estimate), else bytes_per_second times the time.
+    The workload's shape is not in the row: nothing else can give it without
+    re-implementing the suite parser."""
     if p.c.get("bytes"):
         return p.c["bytes"], "counter bytes"
+    if p.c.get("input_bytes"):
+        return p.c["input_bytes"], "counter input_bytes: inputs read once, output write not counted"
     if p.c.get("bytes_per_second"):
         return p.c["bytes_per_second"] * p.time_s, "counter bytes_per_second"
     return None, None
 
 
-def roofline(ds, mem_bw=None):
+def roofline(ds, mem_bw=None, mem_bw_source="--mem-bw"):
     fid, title = "roofline", "Roofline: achieved GFLOP/s at each workload's arithmetic intensity"
     peak32, peak32_src = dataset.peak_gflops(ds, "f32")
     peak16, peak16_src = dataset.peak_gflops(ds, "bf16")
     if not peak32 and not peak16:
         return Skip(fid, title, "no compute peak: no impl:peak rows and no xattn_peak_*_gflops in the context")
-    bw, bw_src = (mem_bw, "--mem-bw") if mem_bw else dataset.memory_bandwidth(ds)
+    bw, bw_src = (mem_bw, mem_bw_source) if mem_bw else dataset.memory_bandwidth(ds)
     cand = [p for p in ds.select(impl=PEER_IMPLS) if p.gflops and p.c.get("flops") and _bytes_of(p)[0]]
     if not cand:
-        return Skip(fid, title, "no workload row has a byte count (counter 'bytes' or bytes_per_second), so no "
+        return Skip(fid, title, "no workload row has a byte count (counter bytes, input_bytes or bytes_per_second), so no "
                                 "arithmetic intensity can be placed")
     th = _max_threads(cand)
     best = {}
@@ -340,7 +351,7 @@ def tuned_vs_default(ds):
         "set style data histogram", "set style histogram clustered gap 1", "set style fill solid 0.85 border -1",
         "set grid ytics", "set ylabel 'GFLOP/s'", "set yrange [0:*]", "set xtics rotate by 30 right",
         "set title %s" % quote("geomean speedup tuned/default: %.3f" % sp), "set key top right",
-        "set bmargin 10", "set lmargin 14",
+        "set bmargin 10", "set lmargin %d" % _rot_lmargin(data[0][0]),
         "plot $tv using 2:xtic(1) title 'default header' lc rgb '%s', '' using 3 title 'tuned header' lc rgb '%s'"
         % (COLORS[7], COLORS[2])])
     notes = ["geomean speedup tuned/default over %d workload(s): %.3f" % (len(common), sp)]
@@ -506,12 +517,15 @@ def peers(ds):
         return Skip(fid, title, "no workload measured by xattn and by a peer (impl:torch, impl:ort, impl:blas)")
     impls = [i for i in PEER_IMPLS if any(i in g for g in groups.values())]
     keys = sorted(groups)
-    short = _labels(keys)
+    # the picture shows the largest thread count (the table has every count)
+    th = max(int(_fields(k).get("threads", "0") or 0) for k in keys)
+    drawn = [k for k in keys if int(_fields(k).get("threads", "0") or 0) == th][:MAX_BARS]
+    short = _labels(drawn)
     data, rows = [], []
     for k in keys:
         g = groups[k]
         best = {i: _best(g[i]).gflops for i in impls if i in g}
-        if len(data) < MAX_BARS:
+        if k in short:
             data.append([short[k]] + [best.get(i, "-") for i in impls])
         rows.append([k] + [_fmt(best.get(i)) for i in impls] +
                     [_fmt(best["xattn"] / max(v for i, v in best.items() if i != "xattn"))])
@@ -520,11 +534,11 @@ def peers(ds):
     body = "\n".join([
         "set style data histogram", "set style histogram clustered gap 1", "set style fill solid 0.85 border -1",
         "set datafile missing '-'", "set grid ytics", "set ylabel 'GFLOP/s (SPEC 5 FLOPs)'", "set yrange [0:*]",
-        "set xtics rotate by 30 right", "set bmargin 10", "set lmargin 14", "set key top right",
+        "set xtics rotate by 30 right", "set bmargin 10", "set lmargin %d" % _rot_lmargin(data[0][0]),
+        "set key top right", "set title %s" % quote("%d thread(s)" % th),
         "plot " + ", ".join(plots)])
-    notes = ["best variant per workload for xattn"]
-    if len(keys) > MAX_BARS:
-        notes.append("%d of %d workloads drawn; the table has all" % (MAX_BARS, len(keys)))
+    notes = ["best variant per workload for xattn; %d thread(s) drawn (%d bars), the table has every thread count"
+             % (th, len(drawn))]
     return Figure(fid, title, {"peers": data}, body,
                   ["workload"] + ["%s GFLOP/s" % i for i in impls] + ["xattn / best peer"], rows, notes,
                   size=(1000, 620))
