@@ -121,6 +121,12 @@ def main(argv=None):
     if commit and not a.all_commits and len(one.files) < len(history_ds.files):
         meta.append("snapshot figures use commit %s only (%d of %d files; --all-commits for all); "
                     "the trend uses every commit" % (commit, len(one.files), len(history_ds.files)))
+    loads = [(f.context.get("load_avg") or [0])[0] for f in one.files if isinstance(f.context.get("load_avg"), list)]
+    cpus = max([int(f.context.get("num_cpus", 0) or 0) for f in one.files] + [1])
+    if loads and max(loads) > 0.5 * cpus:
+        meta.append("WARNING: load average up to %.1f on %d CPU(s) when these runs started (Google Benchmark's "
+                    "load_avg): other processes shared the cores, rates are lower and noisier than the machine's"
+                    % (max(loads), cpus))
     top = _repo_top()
     out = a.out or os.path.join(top or os.getcwd(), "plots", "out", utc_stamp())
     os.makedirs(out, exist_ok=True)

@@ -260,19 +260,25 @@ def _fields(key):
 
 def _labels(keys):
     """Short legend/tick texts for name-like keys: the workload, then only the
-    fields that differ among the keys (dtype, impl, variant, threads, ...)."""
+    fields that differ among the keys (dtype, impl, variant, threads, ...);
+    peak rows read "peak <dtype> <isa>"."""
     fs = {k: _fields(k) for k in keys}
+    work = [k for k in keys if fs[k].get("impl") != "peak"]
     varying = [f for f in ("dtype", "impl", "variant", "layout", "isa", "threads", "place")
-               if len({fs[k].get(f) for k in keys}) > 1]
-    if len({fs[k].get("wl") for k in keys}) < len({(fs[k].get("suite"), fs[k].get("wl")) for k in keys}):
+               if len({fs[k].get(f) for k in work}) > 1]
+    if len({fs[k].get("wl") for k in work}) < len({(fs[k].get("suite"), fs[k].get("wl")) for k in work}):
         varying.insert(0, "suite")
     out = {}
     for k in keys:
         f = fs[k]
+        if f.get("impl") == "peak":
+            out[k] = "peak %s %s" % (f.get("dtype", ""), f.get("isa", ""))
+            continue
         parts = [f.get("wl", "?")]
         for v in varying:
             val = f.get(v, "-")
-            parts.append(("%s thr" % val) if v == "threads" else val)
+            if val != "-":
+                parts.append(("%s thr" % val) if v == "threads" else val)
         out[k] = " ".join(parts)
     return out
 
@@ -282,7 +288,9 @@ def scaling(ds):
     groups = {}
     for p in ds.points:
         if p.gflops and p.threads > 0:
-            groups.setdefault(p.key_without("threads", "place"), {}).setdefault(p.threads, []).append(p.gflops)
+            # a peak probe is the same in every suite's file: one line per dtype and ISA
+            drop = ("threads", "place", "suite") if p.get("impl") == "peak" else ("threads", "place")
+            groups.setdefault(p.key_without(*drop), {}).setdefault(p.threads, []).append(p.gflops)
     groups = {k: {t: stats.median(v) for t, v in g.items()} for k, g in groups.items() if len(g) >= 2}
     if not groups:
         return Skip(fid, title, "no benchmark measured at two or more thread counts")
