@@ -162,6 +162,8 @@ def main(argv=None):
                 failed += 1
                 skipped.append(figures.Skip(fig.id, fig.title, str(e)))
     index = report_html.write(out, a.title, meta, drawn, skipped, ds.notes)
+    for line in meta:
+        print(line)
     for fig, files in drawn:
         print("drew %-12s %s" % (fig.id, ", ".join(os.path.join(out, f) for f in files)))
     for s in skipped:
