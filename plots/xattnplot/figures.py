@@ -454,7 +454,12 @@ def commit_comparison(ds):
             "plot $cmp using ($2/2):1:(abs($2)/2):(0.35):3:ytic(5) with boxxyerror fc palette, \\\n"
             "     $cmp using ($2 + ($2 >= 0 ? 1 : -1)*%g):1:4 with labels font ',12'" % (lim * 0.06)])
         s = cmp["summary"]
-        notes = ["%s: %d regression(s), %d improvement(s), %d unchanged, %d untested; geomean time head/base %.4f"
+        renamed = {}
+        for r in cmp["rows"]:
+            if r.get("resolved_change"):
+                renamed[r["resolved_change"]] = renamed.get(r["resolved_change"], 0) + 1
+        notes = ["%d row(s) paired across a changed auto resolution: %s" % (n, ch) for ch, n in sorted(renamed.items())]
+        notes += ["%s: %d regression(s), %d improvement(s), %d unchanged, %d untested; geomean time head/base %.4f"
                  % (cmp.get("stored_at", "compare"), s["regression"], s["improvement"], s["unchanged"],
                     s["untested"], cmp["geomean"]["time_ratio"])]
         out.append(Figure("%s-%d" % (fid, ci), "%s: %s vs %s" % (title, h["commit"], b["commit"]), {"cmp": data},
@@ -485,8 +490,12 @@ def trend(ds, repo=None):
     keys = sorted(series, key=lambda k: ("impl:xattn" not in k, -len(series[k]), k))
     short = _labels(keys[:MAX_LINES])
     blocks, plots = {}, []
+    # The geomean follows only the series measured at the oldest commit, so that
+    # workloads joining later never move it.
+    first = order[0][0]
+    anchored = [k for k in keys if series[k][0]["commit"] == first]
     per_commit = {}
-    for k in keys:
+    for k in anchored:
         base = series[k][0]["median"]
         for p in series[k]:
             per_commit.setdefault(p["commit"], []).append(p["median"] / base)
@@ -496,12 +505,14 @@ def trend(ds, repo=None):
         blocks["t%d" % i] = [(index[p["commit"]], p["median"] / base) for p in series[k]]
         plots.append("$t%d using 1:2 with linespoints lw 1 pt 7 lc rgb '%s' title %s"
                      % (i, COLORS[i % len(COLORS)], quote(short[k])))
-    plots.append("$geo using 1:2 with linespoints lw 4 pt 5 lc rgb 'black' title 'geomean of all %d'" % len(keys))
+    plots.append("$geo using 1:2 with linespoints lw 4 pt 5 lc rgb 'black' title %s"
+                 % quote("geomean (%d from %s)" % (len(anchored), first[:8])))
     rows = [[k, p["commit"], _fmt(p["median"]), _fmt(p["median"] / series[k][0]["median"]), p["n"]]
             for k in keys for p in series[k]]
     body = "\n".join([
         "set grid", "set ylabel 'GFLOP/s / oldest commit''s'", "set xlabel 'commit (git log order)'",
-        "set xtics (%s) rotate by 30 right" % ", ".join("%s %d" % (quote(c[:12]), i) for c, i in index.items()),
+        "set xtics (%s) rotate by 30 right" % ", ".join("%s %d" % (quote(c if len(c) <= 18 else c[:12]), i)
+                                                        for c, i in index.items()),
         "set xrange [-0.3:%g]" % (len(index) - 0.7), "set key outside right top",
         "plot " + ", \\\n     ".join(plots)])
     notes = ["a workload is followed across commits that changed its auto-resolved isa/variant/layout; "
