@@ -58,6 +58,20 @@ def _label_of(point, keys):
     return "/".join("%s:%s" % (k, point.f[k]) for k in keys if k in point.f)
 
 
+def _log_tics(lo, hi):
+    """gnuplot tic list at 1, 2, 5 x 10^k within [lo, hi] (a log axis spanning
+    less than two decades otherwise shows one labelled tic or none)."""
+    tics = []
+    k = math.floor(math.log10(lo))
+    while 10 ** k <= hi:
+        for m in (1, 2, 5):
+            v = m * 10 ** k
+            if lo <= v <= hi:
+                tics.append("'%g' %g" % (v, v))
+        k += 1
+    return "(%s)" % ", ".join(tics) if tics else ""
+
+
 def _best(points):
     """The highest-gflops point (for a workload measured with several variants)."""
     pts = [p for p in points if p.gflops]
@@ -130,6 +144,11 @@ def roofline(ds, mem_bw=None, mem_bw_source="--mem-bw"):
     gmax = max([v for v, _, _ in roofs] + [p.gflops for p, _ in pts])
     gmin = min(p.gflops for p, _ in pts)
     body.append("set yrange [%g:%g]" % (gmin / 5, gmax * 2))
+    body.append("set title %s" % quote(
+        "%d thread(s); " % th + ("memory roof %.1f GB/s (%s)" % (bw, bw_src) if bw else
+                                 "compute roofs only: no memory bandwidth in the inputs")))
+    body.append("set xtics %s" % _log_tics(xmin, xmax))
+    body.append("set ytics %s" % _log_tics(gmin / 5, gmax * 2))
     for i, (v, s, d) in enumerate(roofs):
         if bw:
             plots.append("(x*%g < %g ? x*%g : %g) with lines lw 2 dt %d lc rgb '#333333' title %s"
