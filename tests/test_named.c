@@ -1,8 +1,8 @@
 /* Named correctness checks, one ctest each: `test_named NAME`.
  *
- * Every check runs its problems under the reduced run list (every runnable
- * ISA x variant x layout, threads and schedule rotating; see tp_exec_list)
- * against xattn_reference, and adds the structural property its name promises
+ * Every check runs its problems under the smoke run list (every runnable ISA,
+ * variant, layout and kv_splits at least once; XATTN_TEST_LEVEL=reduced or full
+ * for more, see tp_exec_list) against xattn_reference, and adds the structural property its name promises
  * (e.g. two documents give different outputs), checked on the reference AND on
  * the kernel's output so that neither can pass by being wrong the same way.
  */
@@ -15,8 +15,8 @@
 #include "support/tproblem.h"
 
 static long n_problems, n_runs, n_checks, n_failures;
-static tp_exec *g_execs;
-static int g_nexec;
+static tp_exec *g_execs, *g_smoke;
+static int g_nexec, g_nsmoke;
 
 #define CHECK(cond, ...)                                   \
   do {                                                     \
@@ -49,20 +49,34 @@ static void build(tproblem *tp, const tp_shape *s, tp_mask m, uint64_t seed) {
   n_problems++;
 }
 
-/* Runs every configuration of the list against the reference. */
+/* Work of a problem, roughly: rows x keys x heads x (D + DV). */
+static double problem_work(const tproblem *tp) {
+  const xattn_problem *p = &tp->p;
+  int64_t max_s = 0;
+  for (int b = 0; b < p->batch; ++b) {
+    int64_t s = p->mode == XATTN_MODE_CROSS ? tp->encoder[b] : (int64_t)tp->prefix[b] + tp->extend[b];
+    if (s > max_s) max_s = s;
+  }
+  return (double)p->total_tokens * (double)max_s * p->heads_q * (p->head_dim + p->head_dim_v);
+}
+
+/* Runs every configuration of the list against the reference (the smoke list
+ * for big problems, to keep the sanitizer run short). */
 static int check_all(tproblem *tp) {
   int fails = 0;
+  const tp_exec *execs = problem_work(tp) > 1e5 ? g_smoke : g_execs;
+  int nexec = problem_work(tp) > 1e5 ? g_nsmoke : g_nexec;
   char d[256], e[160], r[400];
   tp_describe(tp, d, sizeof d);
-  for (int i = 0; i < g_nexec; ++i) {
+  for (int i = 0; i < nexec; ++i) {
     xattn_status st;
-    tp_result res = tp_run_check(tp, &g_execs[i], &st);
+    tp_result res = tp_run_check(tp, &execs[i], &st);
     n_runs++;
     n_checks++;
     if (tp_ok(&res)) continue;
     n_failures++;
     if (++fails > 10) continue;
-    tp_exec_describe(&g_execs[i], e, sizeof e);
+    tp_exec_describe(&execs[i], e, sizeof e);
     if (st != XATTN_OK)
       snprintf(r, sizeof r, "status %s: %s", xattn_status_string(st), xattn_last_error());
     else
@@ -296,7 +310,7 @@ static void causal_vs_bidirectional_differ_where_masked(void) {
     /* same configuration for both modes: rows where the masks coincide (the
      * last row of each request sees every key either way) are equal bit for
      * bit; every other row sees fewer keys under causal and differs */
-    for (int e = 0; e < g_nexec; e += 7) {
+    for (int e = 0; e < g_nexec; ++e) {
       xattn_options o;
       tp_exec_options(&g_execs[e], &o);
       size_t n = (size_t)(ca.p.total_tokens * s.hq * s.dv);
@@ -374,7 +388,7 @@ static void empty_rows_write_zeros(void) {
         for (size_t k = 0; zero && k < rowlen; ++k) zero &= tp.ref[(size_t)t * rowlen + k] == 0.0;
         if (zero) rows[empty++] = t;
       }
-      for (int e = 0; empty && e < g_nexec; e += 3) {
+      for (int e = 0; empty && e < g_nexec; ++e) {
         xattn_status st;
         tp_result r = tp_run_check(&tp, &g_execs[e], &st);
         n_runs++;
@@ -587,13 +601,19 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: test_named NAME\n");
     return 2;
   }
-  g_nexec = tp_exec_list(TP_LEVEL_REDUCED, &g_execs);
+  /* the differential grid covers the cross product; the named checks run the
+   * smoke list (every ISA, variant and layout at least once) unless asked for
+   * more with XATTN_TEST_LEVEL=reduced|full */
+  const char *lv = getenv("XATTN_TEST_LEVEL");
+  tp_level level = lv && !strcmp(lv, "full") ? TP_LEVEL_FULL : lv && !strcmp(lv, "reduced") ? TP_LEVEL_REDUCED : TP_LEVEL_SMOKE;
+  g_nexec = tp_exec_list(level, &g_execs);
+  g_nsmoke = tp_exec_list(TP_LEVEL_SMOKE, &g_smoke);
   for (size_t i = 0; i < sizeof tests / sizeof *tests; ++i)
     if (!strcmp(argv[1], tests[i].name)) {
       tests[i].fn();
       printf("%s: %ld problems, %ld runs over %d run configurations, %ld checks, %ld failures\n",
              argv[1], n_problems, n_runs, g_nexec, n_checks, n_failures);
-      free(g_execs);
+      free(g_execs), free(g_smoke);
       return n_failures || n_checks == 0 ? 1 : 0;
     }
   fprintf(stderr, "test_named: unknown test '%s'\n", argv[1]);

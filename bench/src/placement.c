@@ -158,9 +158,9 @@ int xb_placement_max_threads(const xb_topology *t, const xb_placement *p) {
  * hierarchy (packages, then L3 groups, ...), using hwloc_distrib. */
 static int scatter_pick(hwloc_topology_t topo, hwloc_obj_t *cores, int n, int want, int *picked) {
   int depth = hwloc_get_type_depth(topo, HWLOC_OBJ_CORE);
-  hwloc_cpuset_t *sets = malloc(sizeof *sets * (size_t)want);
+  /* hwloc_distrib allocates the sets itself (it stores hwloc_bitmap_dup()s) */
+  hwloc_cpuset_t *sets = calloc((size_t)want, sizeof *sets);
   hwloc_obj_t root = hwloc_get_root_obj(topo);
-  for (int i = 0; i < want; i++) sets[i] = hwloc_bitmap_alloc();
   int rc = hwloc_distrib(topo, &root, 1, sets, (unsigned)want, depth, 0);
   int m = 0;
   for (int i = 0; i < want && rc == 0; i++) {
@@ -173,7 +173,7 @@ static int scatter_pick(hwloc_topology_t topo, hwloc_obj_t *cores, int n, int wa
       }
     }
   }
-  for (int i = 0; i < want; i++) hwloc_bitmap_free(sets[i]);
+  for (int i = 0; i < want; i++) hwloc_bitmap_free(sets[i]); /* NULL-safe */
   free(sets);
   /* distrib may merge sets on odd shapes: fill up in logical order. */
   for (int c = 0; c < n && m < want; c++) {

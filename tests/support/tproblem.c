@@ -360,10 +360,6 @@ int tp_exec_list(tp_level level, tp_exec **out) {
   int nisa = 0;
   for (int i = 0; i < xattn_isa_count() && nisa < 16; ++i)
     if (xattn_isa_runnable(xattn_isa_name(i))) isas[nisa++] = xattn_isa_name(i);
-  if (level == TP_LEVEL_SMOKE) {
-    isas[0] = xattn_best_isa();
-    nisa = 1;
-  }
   /* layout configurations: kvsplit once per split count */
   struct { const char *layout; int splits; } lc[64];
   int nlc = 0;
@@ -380,8 +376,9 @@ int tp_exec_list(tp_level level, tp_exec **out) {
   int n = 0, rot = 0;
   if (level == TP_LEVEL_SMOKE) {
     int m = nv > nlc ? nv : nlc;
+    if (nisa > m) m = nisa;
     for (int i = 0; i < m; ++i, ++rot) {
-      tp_exec e = {isas[0], xattn_variant_name(i % nv), lc[i % nlc].layout,
+      tp_exec e = {isas[i % nisa], xattn_variant_name(i % nv), lc[i % nlc].layout,
                    thread_values[rot % 3], sched_values[(rot / 3) % 3], lc[i % nlc].splits};
       if (keep(&e)) list[n++] = e;
     }

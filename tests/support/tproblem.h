@@ -110,7 +110,7 @@ typedef struct tp_exec {
 typedef enum tp_level {
   TP_LEVEL_FULL = 0,    /* isa x variant x layout(x kv_splits) x threads x schedule */
   TP_LEVEL_REDUCED = 1, /* isa x variant x layout(x kv_splits); threads/schedule rotate */
-  TP_LEVEL_SMOKE = 2    /* each variant and each layout once, best isa; threads rotate */
+  TP_LEVEL_SMOKE = 2    /* each variant, layout(x kv_splits) and isa at least once; the rest rotate */
 } tp_level;
 
 /* Fills *out (malloc'd) with the run configurations of a level; returns the count. */
