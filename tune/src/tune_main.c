@@ -377,8 +377,7 @@ int main(int argc, char **argv) {
       tune_classes_free(&cs);
     }
   } else {
-    fprintf(stderr, "xattn-tune: unknown command '%s'\n", cmd);
-    usage(stderr);
+    fprintf(stderr, "xattn-tune: unknown command '%s' (run, compare, variants, space, identity; --help)\n", cmd);
     rc = 2;
   }
   tune_env_close(&env);

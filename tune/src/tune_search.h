@@ -18,7 +18,7 @@ typedef struct tune_settings {
   int reps;          /* repetitions a winner is judged on (exhaustive, random, last halving round) */
   int eta;           /* halving: keep the best 1/eta of each round, eta x more reps */
   int random_count;  /* random: candidates to sample; 0: as many as the budget allows */
-  int final_reps;    /* interleaved default-vs-best repetitions, each */
+  int final_reps;    /* interleaved default-vs-best reps, each; x2, x3 while undecided */
   double threshold;  /* adopt only if faster than the default by more than this (0.03) */
   uint64_t seed;
   int progress;      /* progress lines on stderr */

@@ -226,6 +226,43 @@ static int test_planted(void) {
   return 0;
 }
 
+/* ---- budgets: an evaluation budget is never exceeded, the search shrinks --- */
+static int test_budget(void) {
+  tune_class cls = test_class(1, 2, "bu");
+  tune_cand c[512];
+  int n = space_for(&cls, c, 512);
+  for (int s = 0; s < 3; s++) {
+    for (long max = 40; max <= 160; max += 60) {
+      fake_eval fe = {0};
+      fe.planted_key = "16x256/flat/static/t2/compact";
+      fe.default_time = 1.2;
+      fe.noise = 0.02;
+      fe.seed = 1;
+      char path[600], err[512];
+      snprintf(path, sizeof path, "%s/budget-%d-%ld.jsonl", tmpdir, s, max);
+      tune_identity id = test_id();
+      tune_store *st = tune_store_open(path, &id, 1, err, sizeof err);
+      tune_store_set_durable(st, 0);
+      tune_budget b;
+      memset(&b, 0, sizeof b);
+      b.start = tune_now();
+      b.classes_total = 1;
+      b.max_evals = max;
+      tune_settings set = quiet_settings((tune_strategy)s);
+      tune_eval ev = fake_eval_iface(&fe);
+      tune_result r;
+      tune_class_run(&cls, c, n, &set, &b, st, &ev, &r);
+      tune_store_close(st);
+      CHECK(fe.measures <= max && b.evals <= max, "%s: %ld measurements with --max-evals %ld",
+            tune_strategy_name((tune_strategy)s), fe.measures, max);
+      CHECK(r.found, "%s with %ld evals found nothing: %s", tune_strategy_name((tune_strategy)s), max, r.note);
+      if (s == TUNE_HALVING)
+        CHECK(r.n_considered < n, "halving did not shrink its space for %ld evals", max);
+    }
+  }
+  return 0;
+}
+
 /* ---- the recorded real space: halving vs exhaustive ----------------------- */
 static int test_recorded(const char *table) {
   fake_eval base = {0};
@@ -615,13 +652,14 @@ static int test_torn(void) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: test_tune space|planted|recorded TABLE|wrong|decision|resume|foreign|header CC|torn\n");
+    fprintf(stderr, "usage: test_tune space|planted|budget|recorded TABLE|wrong|decision|resume|foreign|header CC|torn\n");
     return 2;
   }
   make_tmpdir();
   const char *t = argv[1];
   if (!strcmp(t, "space")) test_space();
   else if (!strcmp(t, "planted")) test_planted();
+  else if (!strcmp(t, "budget")) test_budget();
   else if (!strcmp(t, "recorded") && argc > 2) test_recorded(argv[2]);
   else if (!strcmp(t, "wrong")) test_wrong();
   else if (!strcmp(t, "decision")) test_decision();

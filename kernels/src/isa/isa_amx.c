@@ -152,7 +152,24 @@ static __attribute__((noinline)) void hook_qk(const void *kpv, int n, int d, con
   }
 }
 
-/* Online softmax on row-major scores (raw dot products: scaled here). */
+/* 2^x for p that is rounded to bf16 right after (relative error 2^-9): a
+ * degree-4 polynomial (relative error < 5e-5) is plenty and saves 3 FMAs. */
+static inline __m512 exp2_bf16(__m512 x) {
+  x = _mm512_max_ps(x, _mm512_set1_ps(-160.0f));
+  const __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 f = _mm512_sub_ps(x, n);
+  __m512 p = _mm512_set1_ps(9.6181291076284772e-03f);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5504108664821580e-02f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022650695910071e-01f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718055994531e-01f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
+
+/* Online softmax on row-major raw dot products (scaled here). Fully visible
+ * tiles without a cap take the short path: max of the raw scores, then
+ * p = 2^(s * scale - m) in one FMA + exp. Rescale factors and sums are
+ * finished for all rows at once with vector exp2. */
 static __attribute__((noinline)) void softmax_rows(float *st, int n, int full, int32_t kpos0,
                                                    const int32_t *lo, const int32_t *hi,
                                                    const uint8_t *vis, float cap2, float *m, float *l,
@@ -161,43 +178,66 @@ static __attribute__((noinline)) void softmax_rows(float *st, int n, int full, i
   uint16_t *pp = (uint16_t *)ppv;
   const __m512 vscale = _mm512_set1_ps(scale2), neg_inf = _mm512_set1_ps(-INFINITY);
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const int fast = full && cap2 <= 0.0f && scale2 > 0.0f; /* max(s * scale) = max(s) * scale */
+  float mnew[RC] __attribute__((aligned(64))), sums[RC] __attribute__((aligned(64)));
   for (int r = 0; r < crows; r++) {
     float *s = st + (size_t)r * ns;
     __m512 vmx = neg_inf;
-    for (int j = 0; j < ns; j += 16) {
-      __m512 x = _mm512_mul_ps(_mm512_load_ps(s + j), vscale);
-      if (cap2 > 0.0f) x = _mm512_mul_ps(_mm512_set1_ps(cap2), v_tanh(_mm512_mul_ps(x, _mm512_set1_ps(1.0f / cap2))));
-      __mmask16 k = tail_mask(n - j);
-      if (!full) {
-        const __m512i kpos = _mm512_add_epi32(_mm512_set1_epi32(kpos0 + j), iota);
-        k &= _mm512_cmpge_epi32_mask(kpos, _mm512_set1_epi32(lo[r])) &
-             _mm512_cmple_epi32_mask(kpos, _mm512_set1_epi32(hi[r]));
-        if (vis) {
-          __mmask16 bits = 0;
-          for (int t = 0; t < 16 && j + t < n; t++)
-            if (vis[(size_t)(j + t) * RC + r]) bits |= (__mmask16)(1u << t);
-          k &= bits;
+    float mx;
+    if (fast) {
+      for (int j = 0; j + 16 <= n; j += 16) vmx = _mm512_max_ps(vmx, _mm512_load_ps(s + j));
+      if (n & 15) vmx = _mm512_mask_max_ps(vmx, tail_mask(n & 15), vmx, _mm512_load_ps(s + (n & ~15)));
+      mx = _mm512_reduce_max_ps(vmx) * scale2;
+    } else {
+      for (int j = 0; j < ns; j += 16) {
+        __m512 x = _mm512_mul_ps(_mm512_load_ps(s + j), vscale);
+        if (cap2 > 0.0f) x = _mm512_mul_ps(_mm512_set1_ps(cap2), v_tanh(_mm512_mul_ps(x, _mm512_set1_ps(1.0f / cap2))));
+        __mmask16 k = tail_mask(n - j);
+        if (!full) {
+          const __m512i kpos = _mm512_add_epi32(_mm512_set1_epi32(kpos0 + j), iota);
+          k &= _mm512_cmpge_epi32_mask(kpos, _mm512_set1_epi32(lo[r])) &
+               _mm512_cmple_epi32_mask(kpos, _mm512_set1_epi32(hi[r]));
+          if (vis) {
+            __mmask16 bits = 0;
+            for (int t = 0; t < 16 && j + t < n; t++)
+              if (vis[(size_t)(j + t) * RC + r]) bits |= (__mmask16)(1u << t);
+            k &= bits;
+          }
         }
+        x = _mm512_mask_blend_ps(k, neg_inf, x);
+        _mm512_store_ps(s + j, x);
+        vmx = _mm512_max_ps(vmx, x);
       }
-      x = _mm512_mask_blend_ps(k, neg_inf, x);
-      _mm512_store_ps(s + j, x);
-      vmx = _mm512_max_ps(vmx, x);
+      mx = _mm512_reduce_max_ps(vmx);
     }
-    const float m_old = m[r];
-    float mx = _mm512_reduce_max_ps(vmx);
-    if (m_old > mx) mx = m_old;
+    if (m[r] > mx) mx = m[r];
+    mnew[r] = mx;
     const float m_use = mx == -INFINITY ? 0.0f : mx;
-    const float a = exp2f(m_old - m_use);
-    __m512 sum = _mm512_setzero_ps();
-    const __m512 vm = _mm512_set1_ps(m_use);
-    for (int j = 0; j < ns; j += 16) {
-      const __m512 p = V_EXP2(_mm512_sub_ps(_mm512_load_ps(s + j), vm));
-      sum = _mm512_add_ps(sum, p);
-      _mm256_store_si256((__m256i *)(pp + (size_t)r * ns + j), (__m256i)_mm512_cvtneps_pbh(p));
+    /* p for 32 keys per step (ns is a multiple of 32) into two sums: the
+       additions would otherwise chain on one register */
+    __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
+    uint16_t *prow = pp + (size_t)r * ns;
+    const __m512 mul = fast ? vscale : _mm512_set1_ps(1.0f);
+    const __m512 vm = _mm512_set1_ps(-m_use);
+    for (int j = 0; j < ns; j += 32) {
+      const __m512 p0 = _mm512_maskz_mov_ps(tail_mask(n - j), exp2_bf16(_mm512_fmadd_ps(_mm512_load_ps(s + j), mul, vm)));
+      const __m512 p1 = _mm512_maskz_mov_ps(tail_mask(n - j - 16),
+                                            exp2_bf16(_mm512_fmadd_ps(_mm512_load_ps(s + j + 16), mul, vm)));
+      sum0 = _mm512_add_ps(sum0, p0);
+      sum1 = _mm512_add_ps(sum1, p1);
+      _mm512_store_si512(prow + j, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
     }
-    l[r] = l[r] * a + _mm512_reduce_add_ps(sum);
-    m[r] = mx;
-    alpha[r] = a;
+    const __m512 sum = _mm512_add_ps(sum0, sum1);
+    sums[r] = _mm512_reduce_add_ps(sum);
+  }
+  for (int r = 0; r < crows; r += 16) { /* alpha = 2^(m_old - m_new), l = l * alpha + sum */
+    const __mmask16 k = tail_mask(crows - r);
+    const __m512 mo = _mm512_maskz_loadu_ps(k, m + r), mn = _mm512_maskz_loadu_ps(k, mnew + r);
+    const __m512 mu = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(mn, neg_inf, _CMP_EQ_OQ), mn, _mm512_setzero_ps());
+    const __m512 a = V_EXP2(_mm512_sub_ps(mo, mu));
+    _mm512_mask_storeu_ps(alpha + r, k, a);
+    _mm512_mask_storeu_ps(l + r, k, _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, l + r), a, _mm512_maskz_loadu_ps(k, sums + r)));
+    _mm512_mask_storeu_ps(m + r, k, mn);
   }
   for (int r = crows; r < ((crows + 31) & ~31); r++) { /* padding rows of the last block */
     memset(pp + (size_t)r * ns, 0, sizeof(uint16_t) * ns);
@@ -214,6 +254,7 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
   const uint32_t *vp = (const uint32_t *)vpv;
   const int ns = up32(n), nr = (rows + 31) & ~31, ndb = dvp / 16;
   for (int r = 0; r < nr; r++) {
+    if (alpha[r] == 1.0f) continue; /* the row's max did not move */
     const __m512 a = _mm512_set1_ps(alpha[r]);
     float *o = acc + (size_t)r * dvp;
     for (int c = 0; c < dvp; c += 16) _mm512_store_ps(o + c, _mm512_mul_ps(_mm512_load_ps(o + c), a));
