@@ -36,6 +36,7 @@ void xb_options_usage(const char *argv0) {
           "  --blas-threading heads|gemm  OpenMP over heads + 1-thread BLAS (default), or BLAS threads\n"
           "  --reference-max-gflop X  fp64 reference rows for workloads up to X GFLOP (default 0.05; 0: none)\n"
           "  --no-peak                skip the impl:peak rows (peaks are still measured for pct_peak)\n"
+          "  --peak-seconds S         length of each start-up peak-probe run, best of 7 (default 0.05)\n"
           "All --benchmark_* flags of Google Benchmark work as usual (filter, min_time, out, ...).\n",
           argv0);
 }
@@ -52,6 +53,7 @@ int xb_options_parse(xb_options *o, int *argc, char **argv, char *err, size_t er
   o->threads = "auto";
   o->seed = 42;
   o->repetitions = 5;
+  o->peak_seconds = 0.05;
   o->reference_max_flops = 0.05e9;
   o->blas_threading = XB_BLAS_HEADS;
   const char *placements = "compact";
@@ -121,6 +123,14 @@ int xb_options_parse(xb_options *o, int *argc, char **argv, char *err, size_t er
         snprintf(err, errlen, "--repetitions: \"%s\" is not in 1..1000", val);
         return -1;
       }
+    } else if (strcmp(key, "peak-seconds") == 0) {
+      char *end;
+      double v = strtod(val, &end);
+      if (end == val || *end || v <= 0 || v > 60) {
+        snprintf(err, errlen, "--peak-seconds: \"%s\" is not in (0, 60]", val);
+        return -1;
+      }
+      o->peak_seconds = v;
     } else if (strcmp(key, "reference-max-gflop") == 0) {
       char *end;
       double v = strtod(val, &end);
@@ -299,9 +309,9 @@ int xb_session_open(xb_session *s, char *err, size_t errlen) {
   for (int pi = 0; pi < s->opt.nplacements; pi++)
     for (int ti = 0; ti < s->nthreads; ti++) {
       if (xb_place_threads(s->topo, &s->opt.placements[pi], s->threads[ti], err, errlen) != 0) return -1;
-      s->peak_fp32[ti][pi] = xb_peak_gflops(XB_PEAK_FP32, s->threads[ti], 0.05);
-      s->peak_bf16[ti][pi] = xb_peak_gflops(XB_PEAK_BF16, s->threads[ti], 0.05);
-      s->peak_amx[ti][pi] = xb_peak_gflops(XB_PEAK_AMX_BF16, s->threads[ti], 0.05);
+      s->peak_fp32[ti][pi] = xb_peak_gflops(XB_PEAK_FP32, s->threads[ti], s->opt.peak_seconds);
+      s->peak_bf16[ti][pi] = xb_peak_gflops(XB_PEAK_BF16, s->threads[ti], s->opt.peak_seconds);
+      s->peak_amx[ti][pi] = xb_peak_gflops(XB_PEAK_AMX_BF16, s->threads[ti], s->opt.peak_seconds);
     }
   s->bound_threads = -1;
   s->bound_placement = -1;
