@@ -10,7 +10,7 @@ writes Google-Benchmark-format JSON like xattn-bench (COMMON.md conventions).
 
 Options: --impl torch,ort  --dtype f32,bf16 (default: each workload's dtypes)
   --workload SUBSTRING  --threads 1,2|auto (auto, the default: xattn-bench's list)
-  --place compact|cores=..  (xattn-bench's --dtypes/--workloads/--placement also work)
+  --place compact|scatter|numa[=N]|cores=..  (xattn-bench's --dtypes/--workloads/--placement also work)
   --repetitions 5  --min-time 0.2 (s per repetition)  --warmup 1  --seed 42
   --results-dir results  --label peers-<suite>  --out FILE (also/instead)  --no-peak
   --ort-max-scores-gib 4 (ORT materializes the [H_Q, E, S] scores: bigger calls are skipped)
