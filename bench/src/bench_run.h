@@ -44,7 +44,8 @@ typedef struct xb_options {
   xb_blas_threading blas_threading; /* --blas-threading heads|gemm */
   int repetitions;              /* --repetitions N (default 5) */
   double peak_seconds;          /* --peak-seconds S: length of one peak-probe run at start-up (default 0.05) */
-  int check;                    /* --check: compare each xattn row once with the reference/baseline */
+  int check;                    /* --check: before timing, compare each xattn row's output with the
+                                   fp64 reference (small calls) or the BLAS baseline (SPEC 3 tolerances) */
   int list_suites;              /* --list-suites */
 } xb_options;
 
@@ -62,6 +63,7 @@ typedef struct xb_row {
   int threads;
   int placement;     /* index into options.placements */
   char pair_key[256]; /* (workload, dtype, threads, placement): the BLAS table key */
+  int checked;        /* --check done for this row */
 } xb_row;
 
 typedef struct xb_session {

@@ -26,7 +26,7 @@ def check(cond, msg):
 
 with tempfile.TemporaryDirectory() as results:
     cmd = [bench, "--suite", suite, "--results-dir", results, "--label", "ctest smoke",
-           "--repetitions", "3", "--peak-seconds", "0.01", "--benchmark_min_time=0.01"] + extra
+           "--repetitions", "3", "--peak-seconds", "0.01", "--check", "--benchmark_min_time=0.01"] + extra
     print("running:", " ".join(cmd))
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     print(run.stderr[-3000:])
