@@ -98,12 +98,16 @@ class ResultFile:
         return commit_of(self.context)
 
     def names(self):
-        """Benchmark names in file order, each once."""
-        seen = []
+        """Benchmark names in file order, each once. Aggregate rows (name_mean,
+        name_median, ...) are not benchmarks of their own: they stand for their
+        run_name, which only counts when the file has no iterations of it."""
+        seen, have = [], set()
         for r in self.rows:
-            if r["name"] not in seen:
-                seen.append(r["name"])
-        return seen
+            name = r["name"] if is_iteration(r) else r.get("run_name", r["name"])
+            if name not in have:
+                have.add(name)
+                seen.append(name)
+        return [n for n in seen if self.samples(n)]
 
     def samples(self, name):
         """Iteration rows of one benchmark; the aggregates when no iterations exist
