@@ -265,8 +265,13 @@ static void copy_token(tproblem *tp, int64_t from, int64_t to) {
 }
 
 static void two_documents_differ_bidirectional(void) {
-  tp_shape s = {"two_docs", 2, {0, 0}, {6, 6}, {0}, 2, 2, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0};
-  for (int dt = 0; dt < 3; ++dt) {
+  /* equal lengths, and the reranker report's shape: a 2-token document ("hi")
+   * next to a long one, both starting with the same token */
+  tp_shape shapes[2] = {{"two_docs", 2, {0, 0}, {6, 6}, {0}, 2, 2, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0},
+                        {"short_and_long_docs", 2, {0, 0}, {2, 40}, {0}, 4, 4, 32, 32, 0, 0, 0, 0, 0, 0, 0, 0}};
+  for (int k = 0; k < 6; ++k) {
+    const tp_shape s = shapes[k / 3];
+    int dt = k % 3;
     tproblem bi, ca;
     build(&bi, &s, with(M_CAUSAL, dt, XATTN_MODE_BIDIRECTIONAL, 0, -1, -1), 51);
     build(&ca, &s, with(M_CAUSAL, dt, XATTN_MODE_CAUSAL, 0, -1, -1), 51);
@@ -289,9 +294,10 @@ static void two_documents_differ_bidirectional(void) {
           "kernel: causal first rows of identical first tokens differ");
     /* mean-pooled embeddings differ too */
     double pa = 0, pb = 0;
-    for (int i = 0; i < 6; ++i)
-      for (int k = 0; k < s.hq * s.dv; ++k)
-        pa += ob[(row_of(&bi, 0, i)) * s.hq * s.dv + k], pb += ob[(row_of(&bi, 1, i)) * s.hq * s.dv + k];
+    for (int i = 0; i < s.extend[0]; ++i)
+      for (int c = 0; c < s.hq * s.dv; ++c) pa += ob[(row_of(&bi, 0, i)) * s.hq * s.dv + c] / s.extend[0];
+    for (int i = 0; i < s.extend[1]; ++i)
+      for (int c = 0; c < s.hq * s.dv; ++c) pb += ob[(row_of(&bi, 1, i)) * s.hq * s.dv + c] / s.extend[1];
     CHECK(fabs(pa - pb) > 10 * tol, "kernel: mean-pooled documents equal");
     free(ob), free(oc);
     tp_free(&bi), tp_free(&ca);
