@@ -67,7 +67,7 @@ void tune_provenance(const tune_env *env, const tune_class_set *cs, const tune_r
   ADD("speedup over the defaults: geomean %.3fx over %d classes (%d tuned, the rest kept at the "
       "defaults)\n",
       overall, run->n_classes, adopted);
-  ADD("\nper class (speedup = median default / median tuned, interleaved; 95%% bootstrap CI):\n");
+  ADD("\nper class (speedup = median default / median tuned, interleaved; 95%% paired bootstrap CI):\n");
   for (int i = 0; i < run->n_classes; i++) {
     const tune_result *r = &run->results[i];
     char def[96];

@@ -423,7 +423,7 @@ static int compare_with_default(run_ctx *rc, const tune_cand *best) {
     if (ensure_reps(rc, best, "final", i + 1, 1, &tb, &hb) != ST_OK) break;
     n = i + 1;
     if (n == target && target < most) {
-      tune_ratio r = tune_ratio_of_medians(td, n, tb, n, 2000, seed);
+      tune_ratio r = tune_ratio_of_medians_paired(td, tb, n, 2000, seed);
       if (r.lo <= 1.0 && r.hi >= 1.0 + rc->set->threshold) {
         target += step;
         rc->planned += 2L * step;
@@ -436,7 +436,7 @@ static int compare_with_default(run_ctx *rc, const tune_cand *best) {
   hb = tune_store_times(rc->st, rc->cls->key, best->key, "final", &tb);
   o->default_median = tune_median(td, n);
   o->tuned_median = tune_median(tb, n);
-  o->speedup = tune_ratio_of_medians(td, n, tb, n, 2000, seed);
+  o->speedup = tune_ratio_of_medians_paired(td, tb, n, 2000, seed);
   return 0;
 }
 
