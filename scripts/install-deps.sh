@@ -12,6 +12,7 @@ pkgs=(
   likwid                                              # optional markers, likwid-bench
   gnuplot-nox                                         # plots
   python3 python3-scipy python3-numpy                 # compare (Mann-Whitney), case tooling
+  python3-venv                                        # scripts/make-venv.sh (peers: torch, onnxruntime)
 )
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"

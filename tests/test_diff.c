@@ -12,7 +12,7 @@
  *   window sees every dtype; the shape rotates with (window, dtype) so that the
  *   full run-configuration grid stays affordable.
  * large: long prefixes with short extends (P=700, E=3), E = 130 and 257, GQA 4:1,
- *   D/DV = 192/128 and 576/512; run under the smoke list (every variant, layout
+ *   D/DV = 192/128 and 576/512, a batch of 8 mixed requests (3:1, cap); run under the smoke list (every variant, layout
  *   and kv_splits at least once) or a larger one.
  * Failures print the problem and the run configuration, which reproduce it
  * (XATTN_TEST_ISA/_VARIANT/_LAYOUT/_THREADS narrow the run list).
@@ -39,6 +39,8 @@ static const tp_shape large_shapes[] = {
      0.0f, 0.0f, 0, 0.2},
     {"mla_192_128", 2, {33, 0}, {17, 40}, {20, 50}, 2, 1, 192, 128, 8, 0, 0, 1, 0.0f, 2.5f, 1, 0.5},
     {"mla_576_512", 2, {10, 0}, {5, 3}, {9, 4}, 2, 1, 576, 512, 0, 0, 1, 0, 0.0f, 0.0f, 0, 0.5},
+    {"many_requests", 8, {0, 17, 0, 64, 3, 0, 250, 1}, {31, 1, 64, 0, 100, 9, 2, 47},
+     {12, 0, 70, 5, 33, 9, 1, 80}, 6, 2, 64, 64, 4, 2, 1, 2, 0.0f, 7.0f, 1, 0.5},
 };
 
 /* (left, right): none, left only, right only, both, self only (empties rows in
@@ -102,7 +104,7 @@ int main(int argc, char **argv) {
   int large = !strcmp(shapes_arg, "large");
   if (!large && strcmp(shapes_arg, "small")) return usage();
   const tp_shape *shapes = large ? large_shapes : small_shapes;
-  int nshapes = 3;
+  int nshapes = large ? (int)(sizeof large_shapes / sizeof *large_shapes) : 3;
   const int(*wins)[2] = large ? large_windows : windows;
   int nwins = large ? 2 : 5;
 
@@ -148,6 +150,12 @@ int main(int argc, char **argv) {
             tp_free(&tp);
             continue;
           }
+          int64_t vp = xattn_visible_pairs(&tp.p), vc = tp_count_visible(&tp);
+          if (vp != vc) {
+            printf("FAIL xattn_visible_pairs %s: %lld, counted pair by pair %lld\n", desc,
+                   (long long)vp, (long long)vc);
+            failed_refs++;
+          }
           double pworst = 0;
           for (int e = 0; e < nexec; ++e) {
             tp_result r = tp_run_check(&tp, &execs[e], &st);
@@ -174,7 +182,7 @@ int main(int argc, char **argv) {
   if (printed > MAX_PRINTED_FAILURES)
     printf("... %ld more failures not printed\n", printed - MAX_PRINTED_FAILURES);
   printf("test_diff modes=%s shapes=%s level=%s: %ld problems x %d run configurations = %ld runs, "
-         "%ld failed runs, %ld failed references; worst passing |err|/tol f32 %.3g, bf16 %.3g, "
+         "%ld failed runs, %ld failed references or pair counts; worst passing |err|/tol f32 %.3g, bf16 %.3g, "
          "f16 %.3g; %.1f s\n",
          modes_arg, shapes_arg, level == TP_LEVEL_FULL ? "full" : level == TP_LEVEL_REDUCED ? "reduced" : "smoke",
          problems, nexec, runs, failed_runs, failed_refs, worst[0], worst[1], worst[2], now_s() - t0);

@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,8 +265,13 @@ static void copy_token(tproblem *tp, int64_t from, int64_t to) {
 }
 
 static void two_documents_differ_bidirectional(void) {
-  tp_shape s = {"two_docs", 2, {0, 0}, {6, 6}, {0}, 2, 2, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0};
-  for (int dt = 0; dt < 3; ++dt) {
+  /* equal lengths, and the reranker report's shape: a 2-token document ("hi")
+   * next to a long one, both starting with the same token */
+  tp_shape shapes[2] = {{"two_docs", 2, {0, 0}, {6, 6}, {0}, 2, 2, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0},
+                        {"short_and_long_docs", 2, {0, 0}, {2, 40}, {0}, 4, 4, 32, 32, 0, 0, 0, 0, 0, 0, 0, 0}};
+  for (int k = 0; k < 6; ++k) {
+    const tp_shape s = shapes[k / 3];
+    int dt = k % 3;
     tproblem bi, ca;
     build(&bi, &s, with(M_CAUSAL, dt, XATTN_MODE_BIDIRECTIONAL, 0, -1, -1), 51);
     build(&ca, &s, with(M_CAUSAL, dt, XATTN_MODE_CAUSAL, 0, -1, -1), 51);
@@ -288,9 +294,10 @@ static void two_documents_differ_bidirectional(void) {
           "kernel: causal first rows of identical first tokens differ");
     /* mean-pooled embeddings differ too */
     double pa = 0, pb = 0;
-    for (int i = 0; i < 6; ++i)
-      for (int k = 0; k < s.hq * s.dv; ++k)
-        pa += ob[(row_of(&bi, 0, i)) * s.hq * s.dv + k], pb += ob[(row_of(&bi, 1, i)) * s.hq * s.dv + k];
+    for (int i = 0; i < s.extend[0]; ++i)
+      for (int c = 0; c < s.hq * s.dv; ++c) pa += ob[(row_of(&bi, 0, i)) * s.hq * s.dv + c] / s.extend[0];
+    for (int i = 0; i < s.extend[1]; ++i)
+      for (int c = 0; c < s.hq * s.dv; ++c) pb += ob[(row_of(&bi, 1, i)) * s.hq * s.dv + c] / s.extend[1];
     CHECK(fabs(pa - pb) > 10 * tol, "kernel: mean-pooled documents equal");
     free(ob), free(oc);
     tp_free(&bi), tp_free(&ca);
@@ -583,6 +590,57 @@ static void d_neq_dv(void) {
       }
 }
 
+/* ---- concurrent_calls ------------------------------------------------------- */
+/* The header promises thread safety for calls on different outputs, and a
+ * thread-local last error: four threads run different problems (one of them
+ * also makes failing calls) at once, each checked against its reference. */
+typedef struct worker {
+  tproblem tp;
+  int index, runs, wrong, leaked_error, missing_error;
+} worker;
+
+static void *worker_main(void *arg) {
+  worker *w = arg;
+  for (int it = 0; it < 12; ++it) {
+    const tp_exec *e = &g_execs[(w->index * 5 + it) % g_nexec];
+    if (w->index == 3 && it % 2) { /* a bad call: must fail with its own message */
+      int32_t saved = w->tp.p.heads_kv;
+      w->tp.p.heads_kv = 3;
+      xattn_status st = xattn_extend_attention(&w->tp.p, NULL);
+      w->missing_error += st == XATTN_OK || !strstr(xattn_last_error(), "heads");
+      w->tp.p.heads_kv = saved;
+      continue;
+    }
+    xattn_status st;
+    tp_result r = tp_run_check(&w->tp, e, &st);
+    w->runs++;
+    w->wrong += !tp_ok(&r);
+    w->leaked_error += st == XATTN_OK && xattn_last_error()[0] != '\0';
+  }
+  return NULL;
+}
+
+static void concurrent_calls(void) {
+  tp_shape s = {"concurrent", 3, {0, 40, 7}, {37, 5, 20}, {9, 30, 4}, 4, 2, 32, 32, 0, 0, 0, 1, 0, 0, 1, 0.5};
+  xattn_mode modes[4] = {XATTN_MODE_CAUSAL, XATTN_MODE_BIDIRECTIONAL, XATTN_MODE_TREE, XATTN_MODE_CROSS};
+  worker w[4];
+  pthread_t th[4];
+  for (int i = 0; i < 4; ++i) {
+    memset(&w[i], 0, sizeof w[i]);
+    w[i].index = i;
+    build(&w[i].tp, &s, with(M_CAUSAL, (xattn_dtype)(i % 3), modes[i], 0, i == 1 ? 6 : -1, i == 1 ? 6 : -1), 151 + i);
+  }
+  for (int i = 0; i < 4; ++i) CHECK(pthread_create(&th[i], NULL, worker_main, &w[i]) == 0, "pthread_create");
+  for (int i = 0; i < 4; ++i) pthread_join(th[i], NULL);
+  for (int i = 0; i < 4; ++i) {
+    n_runs += w[i].runs;
+    CHECK(w[i].wrong == 0, "thread %d (%s): %d of %d concurrent runs wrong", i, xattn_mode_name(modes[i]), w[i].wrong, w[i].runs);
+    CHECK(w[i].leaked_error == 0, "thread %d: last_error not empty after a success (%d times)", i, w[i].leaked_error);
+    CHECK(w[i].missing_error == 0, "thread %d: a failing call's message was missing or wrong", i);
+    tp_free(&w[i].tp);
+  }
+}
+
 static const struct {
   const char *name;
   void (*fn)(void);
@@ -592,7 +650,7 @@ static const struct {
     T(tree_mask_with_window), T(two_documents_differ_bidirectional),
     T(causal_vs_bidirectional_differ_where_masked), T(empty_rows_write_zeros),
     T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan),
-    T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv),
+    T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
 #undef T
 };
 

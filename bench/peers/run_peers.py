@@ -9,7 +9,8 @@ writes Google-Benchmark-format JSON like xattn-bench (COMMON.md conventions).
   run_peers.py --batch 0:2048,4096:64 --out F    one ad-hoc workload (no results/)
 
 Options: --impl torch,ort  --dtype f32,bf16 (default: each workload's dtypes)
-  --workload SUBSTRING  --threads 1,2 (default: 1 and all cores)  --place compact|cores=..
+  --workload SUBSTRING  --threads 1,2|auto (auto, the default: xattn-bench's list)
+  --place compact|scatter|numa[=N]|cores=..  (xattn-bench's --dtypes/--workloads/--placement also work)
   --repetitions 5  --min-time 0.2 (s per repetition)  --warmup 1  --seed 42
   --results-dir results  --label peers-<suite>  --out FILE (also/instead)  --no-peak
   --ort-max-scores-gib 4 (ORT materializes the [H_Q, E, S] scores: bigger calls are skipped)
@@ -51,10 +52,11 @@ def parse_args(argv):
     src.add_argument("--name")
     src.add_argument("--plan-tool")
     ap.add_argument("--impl", default="torch,ort")
-    ap.add_argument("--dtype")
-    ap.add_argument("--workload")
+    # xattn-bench's spellings (--dtypes, --workloads, --placement) work too
+    ap.add_argument("--dtype", "--dtypes", dest="dtype")
+    ap.add_argument("--workload", "--workloads", dest="workload")
     ap.add_argument("--threads")
-    ap.add_argument("--place", default="compact")
+    ap.add_argument("--place", "--placement", dest="place", default="compact")
     ap.add_argument("--repetitions", type=int, default=5)
     ap.add_argument("--min-time", type=float, default=0.2)
     ap.add_argument("--warmup", type=int, default=1)
@@ -188,7 +190,7 @@ def measure(a, plan, threads):
 def thread_counts(a, plan):
     """--threads, else the counts the plan tool measured peaks at (xattn-bench's
     "auto" list), else 1 and all cores."""
-    if a.threads:
+    if a.threads and a.threads != "auto":
         return [int(x) for x in a.threads.split(",")]
     if plan.get("peaks"):
         return sorted(int(k) for k in plan["peaks"])
@@ -203,7 +205,7 @@ def main(argv):
     if a.child_out:
         with open(a.plan) as f:
             plan = json.load(f)
-        res = measure(a, plan, int(a.threads))
+        res = measure(a, plan, int(a.threads))  # the parent passes one count
         results_json.write_atomic(res, a.child_out)
         return 0
     with tempfile.TemporaryDirectory(prefix="xattn-peers-") as tmp:

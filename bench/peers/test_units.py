@@ -123,8 +123,12 @@ class Placement(unittest.TestCase):
         self.assertEqual(placement.select("cores=0", 1), order[:1])
         with self.assertRaises(ValueError):
             placement.select("compact", len(order) + 1)
+        self.assertEqual(sorted(placement.select("scatter", len(order))), sorted(order))
+        self.assertEqual(placement.select("numa", 1)[0] in order, True)
         with self.assertRaises(ValueError):
-            placement.select("scatter", 1)
+            placement.select("numa=999", 1)
+        with self.assertRaises(ValueError):
+            placement.select("sideways", 1)
         with self.assertRaises(ValueError):
             placement.select("cores=0", 2)
 

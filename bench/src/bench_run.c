@@ -35,7 +35,10 @@ void xb_options_usage(const char *argv0) {
           "  --no-baseline            skip the OpenBLAS rows (and speedup_vs_blas)\n"
           "  --blas-threading heads|gemm  OpenMP over heads + 1-thread BLAS (default), or BLAS threads\n"
           "  --reference-max-gflop X  fp64 reference rows for workloads up to X GFLOP (default 0.05; 0: none)\n"
+          "  --check                  before timing, check each xattn row against the fp64 reference\n"
+          "                           (calls up to --reference-max-gflop) or the BLAS baseline\n"
           "  --no-peak                skip the impl:peak rows (peaks are still measured for pct_peak)\n"
+          "  --peak-seconds S         length of each start-up peak-probe run, best of 7 (default 0.05)\n"
           "All --benchmark_* flags of Google Benchmark work as usual (filter, min_time, out, ...).\n",
           argv0);
 }
@@ -52,6 +55,7 @@ int xb_options_parse(xb_options *o, int *argc, char **argv, char *err, size_t er
   o->threads = "auto";
   o->seed = 42;
   o->repetitions = 5;
+  o->peak_seconds = 0.05;
   o->reference_max_flops = 0.05e9;
   o->blas_threading = XB_BLAS_HEADS;
   const char *placements = "compact";
@@ -69,6 +73,7 @@ int xb_options_parse(xb_options *o, int *argc, char **argv, char *err, size_t er
     if (strcmp(a, "--no-baseline") == 0) { o->no_baseline = 1; continue; }
     if (strcmp(a, "--no-peak") == 0) { o->no_peak = 1; continue; }
     if (strcmp(a, "--list-suites") == 0) { o->list_suites = 1; continue; }
+    if (strcmp(a, "--check") == 0) { o->check = 1; continue; }
     if (strncmp(a, "--", 2) != 0) {
       snprintf(err, errlen, "argument \"%s\": unexpected (flags start with --)", a);
       return -1;
@@ -121,6 +126,14 @@ int xb_options_parse(xb_options *o, int *argc, char **argv, char *err, size_t er
         snprintf(err, errlen, "--repetitions: \"%s\" is not in 1..1000", val);
         return -1;
       }
+    } else if (strcmp(key, "peak-seconds") == 0) {
+      char *end;
+      double v = strtod(val, &end);
+      if (end == val || *end || v <= 0 || v > 60) {
+        snprintf(err, errlen, "--peak-seconds: \"%s\" is not in (0, 60]", val);
+        return -1;
+      }
+      o->peak_seconds = v;
     } else if (strcmp(key, "reference-max-gflop") == 0) {
       char *end;
       double v = strtod(val, &end);
@@ -274,6 +287,10 @@ typedef struct blas_entry {
 static blas_entry *blas_table;
 static int blas_count;
 static double *ref_out;
+/* --check: the expected output of the current problem (fp64 reference or
+ * BLAS baseline), computed once per problem */
+static double *check_expected;
+static const char *check_source;
 
 int xb_session_open(xb_session *s, char *err, size_t errlen) {
   s->topo = xb_topology_open(NULL, err, errlen);
@@ -299,9 +316,9 @@ int xb_session_open(xb_session *s, char *err, size_t errlen) {
   for (int pi = 0; pi < s->opt.nplacements; pi++)
     for (int ti = 0; ti < s->nthreads; ti++) {
       if (xb_place_threads(s->topo, &s->opt.placements[pi], s->threads[ti], err, errlen) != 0) return -1;
-      s->peak_fp32[ti][pi] = xb_peak_gflops(XB_PEAK_FP32, s->threads[ti], 0.05);
-      s->peak_bf16[ti][pi] = xb_peak_gflops(XB_PEAK_BF16, s->threads[ti], 0.05);
-      s->peak_amx[ti][pi] = xb_peak_gflops(XB_PEAK_AMX_BF16, s->threads[ti], 0.05);
+      s->peak_fp32[ti][pi] = xb_peak_gflops(XB_PEAK_FP32, s->threads[ti], s->opt.peak_seconds);
+      s->peak_bf16[ti][pi] = xb_peak_gflops(XB_PEAK_BF16, s->threads[ti], s->opt.peak_seconds);
+      s->peak_amx[ti][pi] = xb_peak_gflops(XB_PEAK_AMX_BF16, s->threads[ti], s->opt.peak_seconds);
     }
   s->bound_threads = -1;
   s->bound_placement = -1;
@@ -315,6 +332,8 @@ void xb_session_close(xb_session *s) {
   if (s->pb_valid) xb_problem_free(&s->pb);
   free(ref_out);
   ref_out = NULL;
+  free(check_expected);
+  check_expected = NULL;
   free(blas_table);
   blas_table = NULL;
   blas_count = 0;
@@ -322,6 +341,8 @@ void xb_session_close(xb_session *s) {
   xb_suite_free(s->suite);
   xb_topology_close(s->topo);
 }
+
+static int check_row(xb_session *s, int r, char *err, size_t errlen);
 
 int xb_row_prepare(xb_session *s, int r, char *err, size_t errlen) {
   const xb_row *row = &s->rows[r];
@@ -337,6 +358,8 @@ int xb_row_prepare(xb_session *s, int r, char *err, size_t errlen) {
     s->pb_valid = 0;
     free(ref_out);
     ref_out = NULL;
+    free(check_expected);
+    check_expected = NULL;
     /* first touch by the bound team of this row's size */
     if (xb_problem_build(&s->pb, &s->suite->workloads[row->workload], row->dtype, s->opt.seed, row->threads, err,
                          errlen) != 0)
@@ -346,6 +369,10 @@ int xb_row_prepare(xb_session *s, int r, char *err, size_t errlen) {
     s->pb_dtype = row->dtype;
     s->pb_threads = row->threads;
     s->pb_placement = row->placement;
+  }
+  if (row->impl == XB_IMPL_XATTN && s->opt.check && !row->checked) {
+    if (check_row(s, r, err, errlen) != 0) return -1;
+    s->rows[r].checked = 1;
   }
   if (row->impl == XB_IMPL_REFERENCE && !ref_out) {
     const xattn_problem *p = &s->pb.p;
@@ -401,6 +428,60 @@ int xb_row_call(xb_session *s, int r, char *err, size_t errlen) {
   }
   }
   return -1;
+}
+
+/* --check: one untimed call, compared with the expected output (SPEC 3
+ * tolerances). A failure skips the row with the worst element's error. */
+static int check_row(xb_session *s, int r, char *err, size_t errlen) {
+  xb_problem *pb = &s->pb;
+  const xattn_problem *p = &pb->p;
+  const int64_t n = p->total_tokens * p->heads_q * p->head_dim_v;
+  float *got = malloc(sizeof(float) * (size_t)n);
+  if (!got) {
+    snprintf(err, errlen, "check: out of memory");
+    return -1;
+  }
+  if (!check_expected) {
+    check_expected = malloc(sizeof(double) * (size_t)n);
+    if (!check_expected) {
+      free(got);
+      snprintf(err, errlen, "check: out of memory");
+      return -1;
+    }
+    if (pb->flops <= s->opt.reference_max_flops) {
+      check_source = "reference";
+      if (xattn_reference(p, check_expected) != XATTN_OK) {
+        snprintf(err, errlen, "check: reference: %s", xattn_last_error());
+        free(got);
+        return -1;
+      }
+    } else {
+      /* the baseline accumulates in f32 and stores in the problem's dtype,
+       * like the kernel: within SPEC 3 tolerances of the reference (ctest
+       * bench.baseline_vs_reference), so a kernel within them of it is right */
+      check_source = "blas baseline";
+      if (xb_blas_attention(pb, s->rows[r].threads, s->opt.blas_threading, err, errlen) != 0) {
+        free(got);
+        return -1;
+      }
+      xb_problem_output_f32(pb, got);
+      for (int64_t i = 0; i < n; i++) check_expected[i] = got[i];
+    }
+  }
+  xb_problem_clear_output(pb);
+  if (xb_row_call(s, r, err, errlen) != 0) {
+    free(got);
+    return -1;
+  }
+  xb_problem_output_f32(pb, got);
+  double ratio = xb_error_ratio(pb, got, check_expected);
+  free(got);
+  if (!(ratio <= 1.0)) {
+    snprintf(err, errlen, "check: output differs from the %s by %.3g x the %s tolerance", check_source, ratio,
+             xattn_dtype_name(p->dtype));
+    return -1;
+  }
+  return 0;
 }
 
 static xb_peak_kind peak_kind_of(const xb_row *row) {

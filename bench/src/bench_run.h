@@ -43,7 +43,9 @@ typedef struct xb_options {
   double reference_max_flops;   /* --reference-max-gflop X (0: no reference rows) */
   xb_blas_threading blas_threading; /* --blas-threading heads|gemm */
   int repetitions;              /* --repetitions N (default 5) */
-  int check;                    /* --check: compare each xattn row once with the reference/baseline */
+  double peak_seconds;          /* --peak-seconds S: length of one peak-probe run at start-up (default 0.05) */
+  int check;                    /* --check: before timing, compare each xattn row's output with the
+                                   fp64 reference (small calls) or the BLAS baseline (SPEC 3 tolerances) */
   int list_suites;              /* --list-suites */
 } xb_options;
 
@@ -61,6 +63,7 @@ typedef struct xb_row {
   int threads;
   int placement;     /* index into options.placements */
   char pair_key[256]; /* (workload, dtype, threads, placement): the BLAS table key */
+  int checked;        /* --check done for this row */
 } xb_row;
 
 typedef struct xb_session {

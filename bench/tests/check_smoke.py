@@ -26,7 +26,7 @@ def check(cond, msg):
 
 with tempfile.TemporaryDirectory() as results:
     cmd = [bench, "--suite", suite, "--results-dir", results, "--label", "ctest smoke",
-           "--repetitions", "3", "--benchmark_min_time=0.01"] + extra
+           "--repetitions", "3", "--peak-seconds", "0.01", "--check", "--benchmark_min_time=0.01"] + extra
     print("running:", " ".join(cmd))
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     print(run.stderr[-3000:])
@@ -77,6 +77,12 @@ with tempfile.TemporaryDirectory() as results:
         check({"xattn", "blas", "peak"} <= impls, f"impls present: {impls}")
         medians = [r for r in rows if r.get("aggregate_name") == "median"]
         check(len(medians) > 0, "median aggregates present")
+        # Google Benchmark's own compare.py reads the file (Debian: libbenchmark-tools)
+        cmp = "/usr/share/benchmark/compare.py"
+        if os.path.exists(cmp):
+            c = subprocess.run(["/usr/bin/python3", cmp, "benchmarks", path, path], capture_output=True, text=True, timeout=120)
+            check(c.returncode == 0 and "U Test" in c.stdout, f"compare.py reads the file: {c.stderr[-500:]}")
+            print("compare.py: ok" if c.returncode == 0 else "compare.py: failed")
     leftovers = [f for f in files if os.path.basename(f).startswith(".tmp")]
     check(not leftovers, f"temp files left: {leftovers}")
 

@@ -233,6 +233,22 @@ class UnitTest(unittest.TestCase):
         self.assertEqual(common, "suite:a/t:1")
         self.assertEqual(short["suite:a/wl:x/t:1"], "wl:x")
 
+    def test_aggregates_are_not_benchmarks(self):
+        # Google Benchmark adds name_mean, name_median, ... rows after the repetitions
+        data = synth.make_results(3, reps=4)
+        name = data["benchmarks"][0]["name"]
+        for agg in ("mean", "median", "stddev", "cv"):
+            row = dict(data["benchmarks"][0], name=name + "_" + agg, run_type="aggregate", aggregate_name=agg)
+            data["benchmarks"].append(row)
+        rf = results.ResultFile("x.json", data)
+        self.assertEqual(len(rf.names()), len(synth.default_rows()))
+        self.assertEqual(len(rf.samples(name)), 4)
+        # a file with aggregates only: the median stands for the benchmark
+        only = {"context": {}, "benchmarks": [r for r in data["benchmarks"] if r.get("run_type") == "aggregate"]}
+        rf = results.ResultFile("y.json", only)
+        self.assertEqual(rf.names(), [name])
+        self.assertEqual(len(rf.samples(name)), 1)
+
     def test_parse_name(self):
         f = results.parse_name(synth.name_of("prefix-mix", "w1", threads=2) + "/real_time")
         self.assertEqual((f["suite"], f["wl"], f["threads"], f["_extra"]), ("prefix-mix", "w1", "2", "real_time"))

@@ -27,6 +27,9 @@ def parse_args(argv):
     pt.add_argument("--machine", help="machine (slug, or a prefix of it)")
     pt.add_argument("--all-machines", action="store_true", help="show every machine (each its own table)")
     pt.add_argument("--counter", default="gflops", help="counter to follow (default gflops)")
+    pt.add_argument("--merge-resolved", action="store_true",
+                    help="follow a workload across commits that changed the auto-resolved isa/variant/layout "
+                         "(best row per commit where several)")
     pt.add_argument("--json", action="store_true", help="print the trend as JSON")
     return p.parse_args(argv)
 
@@ -71,7 +74,8 @@ def cmd_trend(a, runs):
                        % (a.name_regex, len(machines), ", ".join(machines)))
     out = {}
     for m in machines:
-        out[m] = history.trend([r for r in runs if r.machine == m], a.name_regex, counter=a.counter)
+        out[m] = history.trend([r for r in runs if r.machine == m], a.name_regex, counter=a.counter,
+                               merge_resolved=a.merge_resolved)
     if a.json:
         print(json.dumps({"counter": a.counter, "regex": a.name_regex, "machines": out}, indent=1))
         return 0

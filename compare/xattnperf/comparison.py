@@ -17,7 +17,7 @@ from .results import (COMPARE_SCHEMA, RATE_COUNTERS, ResultsError, parse_name,
 RESOLVED_FIELDS = ("variant", "layout", "isa")
 
 
-def _unresolved_key(name):
+def unresolved_key(name):
     return "/".join(seg for seg in name.split("/") if seg.split(":", 1)[0] not in RESOLVED_FIELDS)
 
 
@@ -31,9 +31,9 @@ def pair_benchmarks(base, head):
     rest_h = [n for n in head.names() if n not in paired]
     kb, kh = {}, {}
     for n in rest_b:
-        kb.setdefault(_unresolved_key(n), []).append(n)
+        kb.setdefault(unresolved_key(n), []).append(n)
     for n in rest_h:
-        kh.setdefault(_unresolved_key(n), []).append(n)
+        kh.setdefault(unresolved_key(n), []).append(n)
     for key, names in kb.items():
         if len(names) == 1 and len(kh.get(key, [])) == 1:
             pairs.append((names[0], kh[key][0]))
@@ -62,8 +62,11 @@ def resolved_change(base_name, head_name):
 
 
 def _side_info(rf, n_samples):
+    load = rf.context.get("load_avg")
     return {"path": rf.path, "label": rf.label, "machine": rf.machine, "commit": rf.commit,
-            "samples_per_benchmark": n_samples}
+            "samples_per_benchmark": n_samples,
+            "load_avg": load[0] if isinstance(load, list) and load else None,
+            "num_cpus": rf.context.get("num_cpus")}
 
 
 def _verdict(pvalue, change, alpha, threshold):
@@ -177,6 +180,12 @@ def format_text(cmp):
     if n < stats.MIN_SAMPLES_FOR_SIGNIFICANCE:
         lines.append("WARNING: only %d repetitions a side; the U test cannot reach p < 0.05 "
                      "with fewer than %d" % (n, stats.MIN_SAMPLES_FOR_SIGNIFICANCE))
+    loads = [s["load_avg"] for s in (b, h) if s.get("load_avg") is not None]
+    cpus = max([int(s.get("num_cpus") or 0) for s in (b, h)] + [1])
+    if loads and max(loads) > 0.5 * cpus:
+        lines.append("WARNING: load average up to %.1f on %d CPU(s) at the start of the runs: other processes "
+                     "shared the cores (interleaving spreads that over both sides, but adds noise)"
+                     % (max(loads), cpus))
     names = [r["name"] for r in cmp["rows"]]
     common, short = short_names(names)
     if common:

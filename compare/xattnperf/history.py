@@ -91,9 +91,16 @@ def group(runs):
     return out
 
 
-def trend(runs, name_regex, repo=None, counter="gflops"):
-    """For one machine's runs: {benchmark name: [(commit, subject, median, n)]}
-    in commit order, over the rows whose name matches name_regex."""
+def trend(runs, name_regex, repo=None, counter="gflops", merge_resolved=False):
+    """For one machine's runs: {benchmark: [point per commit]} in commit order,
+    over the rows whose name matches name_regex. A point is the median of the
+    counter over every repetition of that benchmark at that commit.
+
+    merge_resolved: follow a workload across commits that changed what "auto"
+    resolves to (isa/variant/layout in the name, comparison.RESOLVED_FIELDS);
+    the series is keyed by the name without those fields, and where one commit
+    has several such rows (a variant sweep) the best median is taken."""
+    from .comparison import unresolved_key
     rx = re.compile(name_regex)
     by_commit = {}
     for r in runs:
@@ -110,10 +117,16 @@ def trend(runs, name_regex, repo=None, counter="gflops"):
                     v = row_counters(row).get(counter)
                     if v is not None:
                         values.setdefault(name, []).append(v)
+        medians = {}
         for name, vals in values.items():
-            series.setdefault(name, []).append(
+            key = unresolved_key(name) if merge_resolved else name
+            m = (stats.median(vals), len(vals), name)
+            if key not in medians or m[0] > medians[key][0]:
+                medians[key] = m
+        for key, (med, n, name) in medians.items():
+            series.setdefault(key, []).append(
                 {"commit": commit, "in_git_log": pos is not None, "subject": subject,
-                 "median": stats.median(vals), "n": len(vals)})
+                 "median": med, "n": n, "name": name})
     return series
 
 

@@ -98,12 +98,16 @@ class ResultFile:
         return commit_of(self.context)
 
     def names(self):
-        """Benchmark names in file order, each once."""
-        seen = []
+        """Benchmark names in file order, each once. Aggregate rows (name_mean,
+        name_median, ...) are not benchmarks of their own: they stand for their
+        run_name, which only counts when the file has no iterations of it."""
+        seen, have = [], set()
         for r in self.rows:
-            if r["name"] not in seen:
-                seen.append(r["name"])
-        return seen
+            name = r["name"] if is_iteration(r) else r.get("run_name", r["name"])
+            if name not in have:
+                have.add(name)
+                seen.append(name)
+        return [n for n in seen if self.samples(n)]
 
     def samples(self, name):
         """Iteration rows of one benchmark; the aggregates when no iterations exist
@@ -208,8 +212,8 @@ def load_tune_report(path):
 
 
 def classify_file(path):
-    """'results', 'compare', 'tune-report' or None (not ours) for a JSON file,
-    without raising."""
+    """'results', 'compare', 'tune-report', 'info' or None (not ours) for a JSON
+    file, without raising."""
     try:
         data = _load_json(path)
     except ResultsError:
@@ -218,6 +222,8 @@ def classify_file(path):
         return "compare"
     if is_tune_report(data):
         return "tune-report"
+    if isinstance(data, dict) and "config_header" in data and "isas" in data:
+        return "info"  # `xattn info --json` (tune/release.sh stores one next to its results)
     try:
         validate_benchmark_json(path, data)
     except ResultsError:

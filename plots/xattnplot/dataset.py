@@ -47,11 +47,11 @@ class Point:
 def config_kind(rf):
     """'tuned', 'default' or None: which config header a run was built with,
     from the provenance string the header carries (SPEC §6), else the label."""
-    prov = str(rf.context.get("xattn_config_provenance", "")).lower()
-    if "not tuned" in prov or "default" in prov:
-        return "default"
-    if "tune" in prov:
+    prov = str(rf.context.get("xattn_config_provenance", "")).strip().lower()
+    if prov.startswith("xattn-tune"):  # tune/src/tune_report.c writes this line
         return "tuned"
+    if prov.startswith("hand-written default") or "not tuned" in prov:
+        return "default"
     label = rf.label.lower()
     if "tuned" in label:
         return "tuned"
@@ -76,6 +76,8 @@ class Dataset:
                     self.add_file(load_results(path))
                 elif kind == "compare":
                     self.compares.append(load_compare(path))
+                elif kind == "info":
+                    continue
                 elif kind == "tune-report":
                     report = load_tune_report(path)
                     report["path"] = path
@@ -123,18 +125,23 @@ def _float(v):
 
 
 def peak_gflops(ds, dtype="f32"):
-    """(GFLOP/s, where it came from): the best measured impl:peak row of the
-    dtype, else the context's xattn_peak_<dtype>_gflops."""
-    rows = [p for p in ds.select(impl="peak") if p.gflops and p.get("dtype") in (dtype, "-")]
-    if rows:
-        best = max(rows, key=lambda p: p.gflops)
-        return best.gflops, "measured (%s, %s threads)" % (best.get("wl"), best.get("threads"))
-    key = "xattn_peak_%s_gflops" % ("fp32" if dtype == "f32" else dtype)
-    vals = [_float(f.context.get(key)) for f in ds.files]
-    vals = [v for v in vals if v]
-    if vals:
-        return max(vals), "context %s" % key
-    return None, None
+    """(GFLOP/s, where it came from): the best compute peak measured for the dtype
+    in the inputs, over impl:peak rows (any ISA, e.g. AMX for bf16) and the
+    context's xattn_peak_* keys. The best, because a peak probe that lost its
+    core to another process measures the machine's load, not its roof."""
+    cands = []
+    for p in ds.select(impl="peak"):
+        if p.gflops and p.get("dtype") in (dtype, "-"):
+            cands.append((p.gflops, "impl:peak row, isa %s, %s thread(s)" % (p.get("isa"), p.get("threads"))))
+    keys = ["xattn_peak_%s_gflops" % ("fp32" if dtype == "f32" else dtype)]
+    if dtype == "bf16":
+        keys.append("xattn_peak_amx_gflops")
+    for f in ds.files:
+        for key in keys:
+            v = _float(f.context.get(key))
+            if v:
+                cands.append((v, "context %s" % key))
+    return max(cands) if cands else (None, None)
 
 
 _BW_KEYS = re.compile(r"(mem(ory)?_?b(and)?w(idth)?|stream|likwid.*(copy|load|triad)).*(gbs|gb_s|gbps|gb/s)?$", re.I)

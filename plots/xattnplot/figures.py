@@ -41,8 +41,35 @@ def _fmt(v, digits=4):
     return str(v)
 
 
+def _lmargin(labels):
+    """Left margin (in characters of the default font) for y tic labels drawn in
+    font size 8: wide enough for the longest, within reason."""
+    longest = max((len(str(l)) for l in labels), default=10)
+    return max(10, min(80, int(longest * 0.8) + 3))
+
+
+def _rot_lmargin(first_label):
+    """Left margin for x tic labels rotated by 30 degrees: the first one reaches
+    left of the plot by about cos(30) of its length."""
+    return max(10, min(60, int(len(str(first_label)) * 0.75) + 2))
+
+
 def _label_of(point, keys):
     return "/".join("%s:%s" % (k, point.f[k]) for k in keys if k in point.f)
+
+
+def _log_tics(lo, hi):
+    """gnuplot tic list at 1, 2, 5 x 10^k within [lo, hi] (a log axis spanning
+    less than two decades otherwise shows one labelled tic or none)."""
+    tics = []
+    k = math.floor(math.log10(lo))
+    while 10 ** k <= hi:
+        for m in (1, 2, 5):
+            v = m * 10 ** k
+            if lo <= v <= hi:
+                tics.append("'%g' %g" % (v, v))
+        k += 1
+    return "(%s)" % ", ".join(tics) if tics else ""
 
 
 def _best(points):
@@ -58,26 +85,31 @@ def _max_threads(points):
 # ---- roofline -------------------------------------------------------------------
 
 def _bytes_of(p):
-    """Compulsory bytes of one call: the 'bytes' counter, else Google Benchmark's
-    bytes_per_second times the time. The workload's shape is not in the row, so
-    nothing else can give it without re-implementing the suite parser."""
+    """Compulsory bytes of one call, from the row's counters: 'bytes' if a bench
+    ever reports the full traffic, else xattn-bench's 'input_bytes' (q, k/v,
+    cache, token table, masks read once; the output write is not in it, so the
+    intensity is a slight over-estimate), else bytes_per_second times the time.
+    The workload's shape is not in the row: nothing else can give it without
+    re-implementing the suite parser."""
     if p.c.get("bytes"):
         return p.c["bytes"], "counter bytes"
+    if p.c.get("input_bytes"):
+        return p.c["input_bytes"], "counter input_bytes: inputs read once, output write not counted"
     if p.c.get("bytes_per_second"):
         return p.c["bytes_per_second"] * p.time_s, "counter bytes_per_second"
     return None, None
 
 
-def roofline(ds, mem_bw=None):
+def roofline(ds, mem_bw=None, mem_bw_source="--mem-bw"):
     fid, title = "roofline", "Roofline: achieved GFLOP/s at each workload's arithmetic intensity"
     peak32, peak32_src = dataset.peak_gflops(ds, "f32")
     peak16, peak16_src = dataset.peak_gflops(ds, "bf16")
     if not peak32 and not peak16:
         return Skip(fid, title, "no compute peak: no impl:peak rows and no xattn_peak_*_gflops in the context")
-    bw, bw_src = (mem_bw, "--mem-bw") if mem_bw else dataset.memory_bandwidth(ds)
+    bw, bw_src = (mem_bw, mem_bw_source) if mem_bw else dataset.memory_bandwidth(ds)
     cand = [p for p in ds.select(impl=PEER_IMPLS) if p.gflops and p.c.get("flops") and _bytes_of(p)[0]]
     if not cand:
-        return Skip(fid, title, "no workload row has a byte count (counter 'bytes' or bytes_per_second), so no "
+        return Skip(fid, title, "no workload row has a byte count (counter bytes, input_bytes or bytes_per_second), so no "
                                 "arithmetic intensity can be placed")
     th = _max_threads(cand)
     best = {}
@@ -112,6 +144,11 @@ def roofline(ds, mem_bw=None):
     gmax = max([v for v, _, _ in roofs] + [p.gflops for p, _ in pts])
     gmin = min(p.gflops for p, _ in pts)
     body.append("set yrange [%g:%g]" % (gmin / 5, gmax * 2))
+    body.append("set title %s" % quote(
+        "%d thread(s); " % th + ("memory roof %.1f GB/s (%s)" % (bw, bw_src) if bw else
+                                 "compute roofs only: no memory bandwidth in the inputs")))
+    body.append("set xtics %s" % _log_tics(xmin, xmax))
+    body.append("set ytics %s" % _log_tics(gmin / 5, gmax * 2))
     for i, (v, s, d) in enumerate(roofs):
         if bw:
             plots.append("(x*%g < %g ? x*%g : %g) with lines lw 2 dt %d lc rgb '#333333' title %s"
@@ -242,19 +279,25 @@ def _fields(key):
 
 def _labels(keys):
     """Short legend/tick texts for name-like keys: the workload, then only the
-    fields that differ among the keys (dtype, impl, variant, threads, ...)."""
+    fields that differ among the keys (dtype, impl, variant, threads, ...);
+    peak rows read "peak <dtype> <isa>"."""
     fs = {k: _fields(k) for k in keys}
+    work = [k for k in keys if fs[k].get("impl") != "peak"]
     varying = [f for f in ("dtype", "impl", "variant", "layout", "isa", "threads", "place")
-               if len({fs[k].get(f) for k in keys}) > 1]
-    if len({fs[k].get("wl") for k in keys}) < len({(fs[k].get("suite"), fs[k].get("wl")) for k in keys}):
+               if len({fs[k].get(f) for k in work}) > 1]
+    if len({fs[k].get("wl") for k in work}) < len({(fs[k].get("suite"), fs[k].get("wl")) for k in work}):
         varying.insert(0, "suite")
     out = {}
     for k in keys:
         f = fs[k]
+        if f.get("impl") == "peak":
+            out[k] = "peak %s %s" % (f.get("dtype", ""), f.get("isa", ""))
+            continue
         parts = [f.get("wl", "?")]
         for v in varying:
             val = f.get(v, "-")
-            parts.append(("%s threads" % val) if v == "threads" else val)
+            if val != "-":
+                parts.append(("%s thr" % val) if v == "threads" else val)
         out[k] = " ".join(parts)
     return out
 
@@ -264,7 +307,9 @@ def scaling(ds):
     groups = {}
     for p in ds.points:
         if p.gflops and p.threads > 0:
-            groups.setdefault(p.key_without("threads", "place"), {}).setdefault(p.threads, []).append(p.gflops)
+            # a peak probe is the same in every suite's file: one line per dtype and ISA
+            drop = ("threads", "place", "suite") if p.get("impl") == "peak" else ("threads", "place")
+            groups.setdefault(p.key_without(*drop), {}).setdefault(p.threads, []).append(p.gflops)
     groups = {k: {t: stats.median(v) for t, v in g.items()} for k, g in groups.items() if len(g) >= 2}
     if not groups:
         return Skip(fid, title, "no benchmark measured at two or more thread counts")
@@ -333,7 +378,7 @@ def tuned_vs_default(ds):
         "set style data histogram", "set style histogram clustered gap 1", "set style fill solid 0.85 border -1",
         "set grid ytics", "set ylabel 'GFLOP/s'", "set yrange [0:*]", "set xtics rotate by 30 right",
         "set title %s" % quote("geomean speedup tuned/default: %.3f" % sp), "set key top right",
-        "set bmargin 10", "set lmargin 14",
+        "set bmargin 10", "set lmargin %d" % _rot_lmargin(data[0][0]),
         "plot $tv using 2:xtic(1) title 'default header' lc rgb '%s', '' using 3 title 'tuned header' lc rgb '%s'"
         % (COLORS[7], COLORS[2])])
     notes = ["geomean speedup tuned/default over %d workload(s): %.3f" % (len(common), sp)]
@@ -358,8 +403,9 @@ def tune_report(ds):
         measured = sp is not None and not c.get("identical")
         val = sp if measured else 1.0
         lo, hi = (c.get("ci_lo", val), c.get("ci_hi", val)) if measured else (1.0, 1.0)
-        data.append([i, val, lo, hi, 0 if measured and lo > 1 else (1 if measured and hi < 1 else 2),
-                     c.get("class", "?") + ("" if measured else " (defaults kept)")])
+        label = c.get("class", "?").split("#")[0]  # the hash after '#' is in the table
+        data.append([len(classes) - 1 - i, val, lo, hi, 0 if measured and lo > 1 else (1 if measured and hi < 1 else 2),
+                     label + ("" if measured else " (kept)")])
         rows.append([c.get("class", "?"), c.get("default", ""), c.get("tuned", ""),
                      _fmt(1e3 * c["default_median_s"]) if "default_median_s" in c else "-",
                      _fmt(1e3 * c["tuned_median_s"]) if "tuned_median_s" in c else "-",
@@ -377,7 +423,7 @@ def tune_report(ds):
         "set ytics () font ',8'", "unset key", "set style fill solid 0.85 border -1",
         "set arrow from 1,-0.7 to 1,%g nohead lc rgb 'black'" % (n - 0.3),
         "set palette maxcolors 3", "set palette defined (0 '#2ca02c', 1 '#d62728', 2 '#999999')",
-        "set cbrange [-0.5:2.5]", "unset colorbox", "set lmargin 40",
+        "set cbrange [-0.5:2.5]", "unset colorbox", "set lmargin %d" % _lmargin(d[5] for d in data),
         "plot $tr using ((1+$2)/2):1:(abs($2-1)/2):(0.35):5:ytic(6) with boxxyerror fc palette, \\\n"
         "     $tr using 2:1:3:4 with xerrorbars lc rgb 'black' pt 7 ps 0.5"])
     notes = ["%s: tuned header %s vs baseline %s" % (rep.get("path", "report"), rep.get("tuned_header"),
@@ -405,7 +451,7 @@ def commit_comparison(ds):
             pct = 100.0 * r["time_change"]
             cls = {"regression": 0, "improvement": 1}.get(r["verdict"], 2)
             mark = "*" if r.get("significant") else ""
-            data.append([i, pct, cls, mark, short[r["name"]]])
+            data.append([len(rows_in) - 1 - i, pct, cls, mark, short[r["name"]]])
         for r in cmp["rows"]:
             g = r["counters"].get("gflops", {})
             rows.append([r["name"], _fmt(r["base_time_s"] * 1e3), _fmt(r["head_time_s"] * 1e3),
@@ -423,11 +469,16 @@ def commit_comparison(ds):
             "set arrow from %g,-0.7 to %g,%g nohead dt 2 lc rgb '#888888'" % (cmp["threshold_pct"], cmp["threshold_pct"], n - 0.3),
             "set arrow from %g,-0.7 to %g,%g nohead dt 2 lc rgb '#888888'" % (-cmp["threshold_pct"], -cmp["threshold_pct"], n - 0.3),
             "set palette maxcolors 3", "set palette defined (0 '#d62728', 1 '#2ca02c', 2 '#999999')",
-            "set cbrange [-0.5:2.5]", "unset colorbox", "set lmargin 45",
+            "set cbrange [-0.5:2.5]", "unset colorbox", "set lmargin %d" % _lmargin(d[4] for d in data),
             "plot $cmp using ($2/2):1:(abs($2)/2):(0.35):3:ytic(5) with boxxyerror fc palette, \\\n"
             "     $cmp using ($2 + ($2 >= 0 ? 1 : -1)*%g):1:4 with labels font ',12'" % (lim * 0.06)])
         s = cmp["summary"]
-        notes = ["%s: %d regression(s), %d improvement(s), %d unchanged, %d untested; geomean time head/base %.4f"
+        renamed = {}
+        for r in cmp["rows"]:
+            if r.get("resolved_change"):
+                renamed[r["resolved_change"]] = renamed.get(r["resolved_change"], 0) + 1
+        notes = ["%d row(s) paired across a changed auto resolution: %s" % (n, ch) for ch, n in sorted(renamed.items())]
+        notes += ["%s: %d regression(s), %d improvement(s), %d unchanged, %d untested; geomean time head/base %.4f"
                  % (cmp.get("stored_at", "compare"), s["regression"], s["improvement"], s["unchanged"],
                     s["untested"], cmp["geomean"]["time_ratio"])]
         out.append(Figure("%s-%d" % (fid, ci), "%s: %s vs %s" % (title, h["commit"], b["commit"]), {"cmp": data},
@@ -443,7 +494,7 @@ def trend(ds, repo=None):
     runs = [history.Run(f) for f in ds.files]
     if len({r.commit for r in runs}) < 2:
         return Skip(fid, title, "results of only one commit")
-    series = history.trend(runs, ".", repo=repo)
+    series = history.trend(runs, ".", repo=repo, merge_resolved=True)
     series = {k: v for k, v in series.items() if len(v) >= 2 and v[0]["median"]}
     if not series:
         return Skip(fid, title, "no benchmark measured at two or more commits")
@@ -458,8 +509,12 @@ def trend(ds, repo=None):
     keys = sorted(series, key=lambda k: ("impl:xattn" not in k, -len(series[k]), k))
     short = _labels(keys[:MAX_LINES])
     blocks, plots = {}, []
+    # The geomean follows only the series measured at the oldest commit, so that
+    # workloads joining later never move it.
+    first = order[0][0]
+    anchored = [k for k in keys if series[k][0]["commit"] == first]
     per_commit = {}
-    for k in keys:
+    for k in anchored:
         base = series[k][0]["median"]
         for p in series[k]:
             per_commit.setdefault(p["commit"], []).append(p["median"] / base)
@@ -469,15 +524,19 @@ def trend(ds, repo=None):
         blocks["t%d" % i] = [(index[p["commit"]], p["median"] / base) for p in series[k]]
         plots.append("$t%d using 1:2 with linespoints lw 1 pt 7 lc rgb '%s' title %s"
                      % (i, COLORS[i % len(COLORS)], quote(short[k])))
-    plots.append("$geo using 1:2 with linespoints lw 4 pt 5 lc rgb 'black' title 'geomean of all %d'" % len(keys))
+    plots.append("$geo using 1:2 with linespoints lw 4 pt 5 lc rgb 'black' title %s"
+                 % quote("geomean (%d from %s)" % (len(anchored), first[:8])))
     rows = [[k, p["commit"], _fmt(p["median"]), _fmt(p["median"] / series[k][0]["median"]), p["n"]]
             for k in keys for p in series[k]]
     body = "\n".join([
         "set grid", "set ylabel 'GFLOP/s / oldest commit''s'", "set xlabel 'commit (git log order)'",
-        "set xtics (%s) rotate by 30 right" % ", ".join("%s %d" % (quote(c[:12]), i) for c, i in index.items()),
+        "set xtics (%s) rotate by 30 right" % ", ".join("%s %d" % (quote(c if len(c) <= 18 else c[:12]), i)
+                                                        for c, i in index.items()),
         "set xrange [-0.3:%g]" % (len(index) - 0.7), "set key outside right top",
         "plot " + ", \\\n     ".join(plots)])
-    notes = ["%d benchmark(s) over %d commit(s); subjects: %s" % (len(keys), len(index),
+    notes = ["a workload is followed across commits that changed its auto-resolved isa/variant/layout; "
+             "where a commit has several such rows (a variant sweep) the best is taken",
+             "%d benchmark(s) over %d commit(s); subjects: %s" % (len(keys), len(index),
              "; ".join("%s %s" % (c[:8], s[:40]) for c, _, s in order if s))]
     return Figure(fid, title, blocks, body, ["benchmark", "commit", "median GFLOP/s", "relative", "samples"],
                   rows, notes, size=(950, 640))
@@ -496,12 +555,15 @@ def peers(ds):
         return Skip(fid, title, "no workload measured by xattn and by a peer (impl:torch, impl:ort, impl:blas)")
     impls = [i for i in PEER_IMPLS if any(i in g for g in groups.values())]
     keys = sorted(groups)
-    short = _labels(keys)
+    # the picture shows the largest thread count (the table has every count)
+    th = max(int(_fields(k).get("threads", "0") or 0) for k in keys)
+    drawn = [k for k in keys if int(_fields(k).get("threads", "0") or 0) == th][:MAX_BARS]
+    short = _labels(drawn)
     data, rows = [], []
     for k in keys:
         g = groups[k]
         best = {i: _best(g[i]).gflops for i in impls if i in g}
-        if len(data) < MAX_BARS:
+        if k in short:
             data.append([short[k]] + [best.get(i, "-") for i in impls])
         rows.append([k] + [_fmt(best.get(i)) for i in impls] +
                     [_fmt(best["xattn"] / max(v for i, v in best.items() if i != "xattn"))])
@@ -510,11 +572,11 @@ def peers(ds):
     body = "\n".join([
         "set style data histogram", "set style histogram clustered gap 1", "set style fill solid 0.85 border -1",
         "set datafile missing '-'", "set grid ytics", "set ylabel 'GFLOP/s (SPEC 5 FLOPs)'", "set yrange [0:*]",
-        "set xtics rotate by 30 right", "set bmargin 10", "set lmargin 14", "set key top right",
+        "set xtics rotate by 30 right", "set bmargin 10", "set lmargin %d" % _rot_lmargin(data[0][0]),
+        "set key top right", "set title %s" % quote("%d thread(s)" % th),
         "plot " + ", ".join(plots)])
-    notes = ["best variant per workload for xattn"]
-    if len(keys) > MAX_BARS:
-        notes.append("%d of %d workloads drawn; the table has all" % (MAX_BARS, len(keys)))
+    notes = ["best variant per workload for xattn; %d thread(s) drawn (%d bars), the table has every thread count"
+             % (th, len(drawn))]
     return Figure(fid, title, {"peers": data}, body,
                   ["workload"] + ["%s GFLOP/s" % i for i in impls] + ["xattn / best peer"], rows, notes,
                   size=(1000, 620))

@@ -257,6 +257,31 @@ xattn_status tp_reference(tproblem *tp) {
   return xattn_reference(&tp->p, tp->ref);
 }
 
+int64_t tp_count_visible(const tproblem *tp) {
+  const xattn_problem *p = &tp->p;
+  int64_t v = 0;
+  for (int b = 0; b < p->batch; ++b) {
+    int64_t P = tp->prefix[b], E = tp->extend[b];
+    int64_t S = p->mode == XATTN_MODE_CROSS ? tp->encoder[b] : P + E;
+    for (int64_t i = 0; i < E; ++i)
+      for (int64_t j = 0; j < S; ++j) {
+        int64_t pos = P + i;
+        int vis;
+        switch (p->mode) {
+          case XATTN_MODE_CAUSAL: vis = p->align == XATTN_ALIGN_TOP_LEFT ? j <= i : j <= pos; break;
+          case XATTN_MODE_TREE:
+            vis = j < P || tp->tree[((int64_t)b * p->tree_max_extend + i) * p->tree_max_extend + (j - P)];
+            break;
+          default: vis = 1;
+        }
+        if (p->window_left >= 0 && j < pos - p->window_left) vis = 0;
+        if (p->window_right >= 0 && j > pos + p->window_right) vis = 0;
+        v += vis;
+      }
+  }
+  return v;
+}
+
 void tp_reset_output(tproblem *tp) { memset(tp->o_buf, TP_SENTINEL, tp->o_bytes); }
 
 double tp_out(const tproblem *tp, int64_t t, int h, int d) {

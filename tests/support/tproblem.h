@@ -71,6 +71,9 @@ int tp_build(tproblem *tp, const tp_shape *s, tp_mask m, uint64_t seed);
 void tp_free(tproblem *tp);
 /* Computes tp->ref with xattn_reference(); returns its status. */
 xattn_status tp_reference(tproblem *tp);
+/* V of SPEC §5 counted pair by pair straight from the SPEC §2 table (an
+ * independent check of xattn_visible_pairs). */
+int64_t tp_count_visible(const tproblem *tp);
 /* Fills the whole output buffer (guards, padding, rows) with TP_SENTINEL. */
 void tp_reset_output(tproblem *tp);
 

@@ -120,7 +120,7 @@ typedef enum xattn_schedule { XATTN_SCHED_AUTO = 0, XATTN_SCHED_STATIC = 1, XATT
 typedef struct xattn_options {
   const char *variant; /* "BMxBN", e.g. "64x128"; NULL: from the config header */
   const char *layout;  /* "flat", "gqa", "kvsplit"; NULL: from the config header */
-  const char *isa;     /* "scalar", "avx2", "avx512", "avx512bf16"; NULL: best runnable */
+  const char *isa;     /* "scalar", "avx2", "avx512", "avx512bf16", "amx"; NULL: best runnable */
   int threads;         /* <= 0: OpenMP's default */
   xattn_schedule schedule;
   int kv_splits;       /* kvsplit layout: number of key-range splits; <= 0: auto */
