@@ -22,9 +22,10 @@ void xb_options_usage(const char *argv0) {
           "usage: %s [xattn-bench flags] [--benchmark_* flags]\n"
           "  --suite NAME|PATH        workload suite (default: default); --list-suites lists them\n"
           "  --workloads SUBSTR       only workloads whose name contains SUBSTR\n"
-          "  --variants auto|64x64,.. kernel BMxBN variants (auto: what the config header picks)\n"
-          "  --layouts auto|flat,gqa,kvsplit\n"
-          "  --isa auto|avx512,avx2,..\n"
+          "  --variants auto|all|64x64,..  kernel BMxBN variants (auto: what the config header picks;\n"
+          "                           all: every variant this build compiled)\n"
+          "  --layouts auto|all|flat,gqa,kvsplit\n"
+          "  --isa auto|all|avx512,avx2,..  (all: every built ISA this CPU runs)\n"
           "  --threads auto|1,2,..    auto: one core, one L3, one NUMA node, one package, all\n"
           "  --placement compact|scatter|numa|numa=N|cores=0,2,4 (comma list of policies: use ';')\n"
           "  --dtypes f32,bf16,f16    (default: each workload's dtypes)\n"
@@ -46,6 +47,17 @@ void xb_options_usage(const char *argv0) {
 static int split_list(char *s, const char **out, int max) {
   int n = 0;
   for (char *save = NULL, *t = strtok_r(s, ",", &save); t && n < max; t = strtok_r(NULL, ",", &save)) out[n++] = t;
+  return n;
+}
+
+/* "auto" -> 0 (let the library choose), "all" -> every name the build has
+ * (runnable ones only, for ISAs), else the comma list. */
+static int name_list(char *val, const char **out, int count, const char *(*name)(int), int (*usable)(const char *)) {
+  if (strcmp(val, "auto") == 0) return 0;
+  if (strcmp(val, "all") != 0) return split_list(val, out, XB_MAX_LIST);
+  int n = 0;
+  for (int i = 0; i < count && n < XB_MAX_LIST; i++)
+    if (!usable || usable(name(i))) out[n++] = name(i);
   return n;
 }
 
@@ -94,9 +106,9 @@ int xb_options_parse(xb_options *o, int *argc, char **argv, char *err, size_t er
     }
     if (strcmp(key, "suite") == 0) o->suite = val;
     else if (strcmp(key, "workloads") == 0) o->workloads = val;
-    else if (strcmp(key, "variants") == 0) o->nvariants = strcmp(val, "auto") ? split_list(val, o->variants, XB_MAX_LIST) : 0;
-    else if (strcmp(key, "layouts") == 0) o->nlayouts = strcmp(val, "auto") ? split_list(val, o->layouts, XB_MAX_LIST) : 0;
-    else if (strcmp(key, "isa") == 0) o->nisas = strcmp(val, "auto") ? split_list(val, o->isas, XB_MAX_LIST) : 0;
+    else if (strcmp(key, "variants") == 0) o->nvariants = name_list(val, o->variants, xattn_variant_count(), xattn_variant_name, NULL);
+    else if (strcmp(key, "layouts") == 0) o->nlayouts = name_list(val, o->layouts, xattn_layout_count(), xattn_layout_name, NULL);
+    else if (strcmp(key, "isa") == 0) o->nisas = name_list(val, o->isas, xattn_isa_count(), xattn_isa_name, xattn_isa_runnable);
     else if (strcmp(key, "threads") == 0) o->threads = val;
     else if (strcmp(key, "placement") == 0) placements = val;
     else if (strcmp(key, "dtypes") == 0) {

@@ -9,7 +9,7 @@ ldd "$bin" | grep -i likwid
 if [ "$want" = ON ]; then
   # the marker build must run where counters are absent (no likwid-perfctr):
   # LIKWID_MARKER_INIT without perfctr's environment is a no-op
-  "$bin" --suite smoke --workloads causal-e48 --dtypes f32 --threads 1 --no-baseline --no-peak \
+  "$bin" --suite smoke --workloads causal-e48 --dtypes f32 --threads 1 --variants all --layouts all --no-baseline --no-peak \
     --reference-max-gflop 0 --repetitions 1 --results-dir none --benchmark_min_time=0.01 >/dev/null || {
     echo "FAIL: marker build does not run without likwid-perfctr"; exit 1; }
   echo "marker build ran without likwid-perfctr"

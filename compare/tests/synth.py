@@ -139,7 +139,9 @@ def write_report_fixtures(folder, results_dir_layout=True):
         r = rows if i == 2 else default_rows(threads=(2,))
         paths.append(res.store_json(folder, MACHINE, commit, "default", make_results(
             10 + i, reps=5, rows=r, slowdown=slow, commit=commit, extra_context=default, with_bytes=True), stamp))
-    tuned = {"xattn_config_provenance": "tuned by xattn-tune; speedup: 1.08"}
+    # the provenance line of a tuned header (tune/src/tune_report.c); "default" in it must not matter
+    tuned = {"xattn_config_provenance": "xattn-tune halving; machine: synthetic; speedup: 1.08 (geomean, 2 of 4 "
+                                        "classes tuned); inputs: default.json fnv1a64:0123"}
     trows = [(n.replace("variant:32x256", "variant:64x64"),) + tuple(r) for n, *r in
              default_rows(threads=(1, 2), dtypes=("f32", "bf16"))]
     paths.append(res.store_json(folder, MACHINE, "333333333333", "tuned", make_results(

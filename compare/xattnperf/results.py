@@ -212,8 +212,8 @@ def load_tune_report(path):
 
 
 def classify_file(path):
-    """'results', 'compare', 'tune-report' or None (not ours) for a JSON file,
-    without raising."""
+    """'results', 'compare', 'tune-report', 'info' or None (not ours) for a JSON
+    file, without raising."""
     try:
         data = _load_json(path)
     except ResultsError:
@@ -222,6 +222,8 @@ def classify_file(path):
         return "compare"
     if is_tune_report(data):
         return "tune-report"
+    if isinstance(data, dict) and "config_header" in data and "isas" in data:
+        return "info"  # `xattn info --json` (tune/release.sh stores one next to its results)
     try:
         validate_benchmark_json(path, data)
     except ResultsError:

@@ -47,11 +47,11 @@ class Point:
 def config_kind(rf):
     """'tuned', 'default' or None: which config header a run was built with,
     from the provenance string the header carries (SPEC §6), else the label."""
-    prov = str(rf.context.get("xattn_config_provenance", "")).lower()
-    if "not tuned" in prov or "default" in prov:
-        return "default"
-    if "tune" in prov:
+    prov = str(rf.context.get("xattn_config_provenance", "")).strip().lower()
+    if prov.startswith("xattn-tune"):  # tune/src/tune_report.c writes this line
         return "tuned"
+    if prov.startswith("hand-written default") or "not tuned" in prov:
+        return "default"
     label = rf.label.lower()
     if "tuned" in label:
         return "tuned"
@@ -76,6 +76,8 @@ class Dataset:
                     self.add_file(load_results(path))
                 elif kind == "compare":
                     self.compares.append(load_compare(path))
+                elif kind == "info":
+                    continue
                 elif kind == "tune-report":
                     report = load_tune_report(path)
                     report["path"] = path
