@@ -7,11 +7,13 @@
 #   4. check the release build reports that header (`xattn info --json`)
 #   5. tuned vs default in ONE run (xattn-tune compare in the release build: per class,
 #      default rows as explicit options vs the compiled-in tuned header, interleaved ABBA,
-#      same cores) -> Markdown + JSON report
+#      same cores) -> Markdown + JSON report (the JSON feeds `xattn plot`'s tune-report figure)
+#   6. (--bench) xattn-bench on the same suites in both builds (labels default-header and
+#      tuned-header, Google Benchmark JSON in results/) for `xattn plot`'s tuned figure
 # Everything lands in results/<machine>/<commit>/<UTC stamp>_*. Measurements are cached
 # in results/<machine>/tune-cache.jsonl, so a killed run resumes where it stopped.
 #
-# usage: tune/release.sh [--suite NAME]... [--budget 12m] [--reps 9] [--jobs 2]
+# usage: tune/release.sh [--suite NAME]... [--budget 12m] [--reps 9] [--jobs 2] [--bench]
 #                        [--tune-build DIR] [--release-build DIR] [--fresh] [-- extra xattn-tune run args]
 set -euo pipefail
 
@@ -24,6 +26,7 @@ TUNE_BUILD="$ROOT/build-tune"
 REL_BUILD="$ROOT/build-release"
 FRESH=()
 EXTRA=()
+BENCH=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --suite) SUITES+=("$2"); shift 2 ;;
@@ -33,8 +36,9 @@ while [ $# -gt 0 ]; do
     --tune-build) TUNE_BUILD="$2"; shift 2 ;;
     --release-build) REL_BUILD="$2"; shift 2 ;;
     --fresh) FRESH=(--fresh); shift ;;
+    --bench) BENCH=1; shift ;;
     --) shift; EXTRA=("$@"); break ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "release.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -93,6 +97,19 @@ PY
 step "5/5 tuned vs default, one interleaved run ($REPS reps each side)"
 "$REL_TUNE" compare "${SUITE_ARGS[@]}" --baseline "$DEFAULT_HEADER" --reps "$REPS" \
             --report "$OUT/${STAMP}_tuned-vs-default.md" --json "$OUT/${STAMP}_tuned-vs-default.json"
+
+if [ "$BENCH" = 1 ]; then
+  step "6/6 xattn-bench on ${SUITES[*]} with the default and the tuned header"
+  cmake --build "$TUNE_BUILD" -j"$JOBS" --target xattn-bench >/dev/null
+  cmake --build "$REL_BUILD" -j"$JOBS" --target xattn-bench >/dev/null
+  for s in "${SUITES[@]}"; do
+    # a benchmark's own command unsets these for a fair OpenBLAS baseline (COMMON.md)
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$TUNE_BUILD/bench/xattn-bench" --suite "$s" \
+        --label "$s-default-header" --threads auto --results-dir "$ROOT/results" >/dev/null
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$REL_BUILD/bench/xattn-bench" --suite "$s" \
+        --label "$s-tuned-header" --threads auto --results-dir "$ROOT/results" >/dev/null
+  done
+fi
 
 step "done"
 echo "header:        $HDR"

@@ -72,6 +72,7 @@ int tune_classes_load(tune_class_set *cs, const char *const *suites, int n_suite
   int cap = 0;
   const char *isa = xattn_best_isa();
   size_t k = 0;
+  uint64_t all = 0xcbf29ce484222325ULL;
   for (int s = 0; s < n_suites; s++) {
     if (cs->n_suites == TUNE_MAX_SUITES) {
       snprintf(err, errn, "--suite: at most %d suites", TUNE_MAX_SUITES);
@@ -81,8 +82,10 @@ int tune_classes_load(tune_class_set *cs, const char *const *suites, int n_suite
     if (!su) return -1;
     cs->suites[cs->n_suites++] = su;
     const char *base = strrchr(su->path, '/');
+    uint64_t fh = file_hash(su->path);
+    all = hash_bytes(all, &fh, sizeof fh);
     int w = snprintf(cs->inputs + k, sizeof cs->inputs - k, "%s%s fnv1a64:%016llx", k ? ", " : "",
-                     base ? base + 1 : su->path, (unsigned long long)file_hash(su->path));
+                     base ? base + 1 : su->path, (unsigned long long)fh);
     if (w > 0 && (size_t)w < sizeof cs->inputs - k) k += (size_t)w;
     for (int i = 0; i < su->count; i++) {
       const xb_workload *wl = &su->workloads[i];
@@ -126,6 +129,7 @@ int tune_classes_load(tune_class_set *cs, const char *const *suites, int n_suite
       }
     }
   }
+  snprintf(cs->inputs_digest, sizeof cs->inputs_digest, "fnv1a64:%016llx", (unsigned long long)all);
   /* keys: the class plus a digest of its workloads (a different suite makes a
    * different class, so cached timings are never mixed up) */
   int kept = 0;

@@ -24,6 +24,7 @@ typedef struct tune_class_set {
   int n_suites;
   xb_suite *suites[TUNE_MAX_SUITES];
   char inputs[1024];     /* "default.json fnv1a64:0123..., ..." */
+  char inputs_digest[40]; /* one digest over all suite files, no names */
 } tune_class_set;
 
 /* Loads the suites and groups their workloads; only classes whose key

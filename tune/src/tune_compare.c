@@ -113,7 +113,7 @@ int tune_compare(tune_env *env, tune_class_set *cs, const tune_compare_opts *o, 
       R->ok = 1;
       R->mb = tune_median(tb, n);
       R->mt = tune_median(tt, n);
-      R->r = tune_ratio_of_medians(tb, n, tt, n, 2000, o->seed ^ tune_hash64(c->key, 3));
+      R->r = tune_ratio_of_medians_paired(tb, tt, n, 2000, o->seed ^ tune_hash64(c->key, 3));
       const char *verdict = R->r.lo > 1.0 ? "faster beyond the noise"
                             : R->r.hi < 1.0 ? "SLOWER beyond the noise"
                                             : "within the noise";
@@ -154,7 +154,7 @@ int tune_compare(tune_env *env, tune_class_set *cs, const tune_compare_opts *o, 
               env->id.topology, env->commit);
       fprintf(f, "- built with: `%s`\n  - provenance: %s\n", xattn_config_header_path(), tprov);
       fprintf(f, "- baseline: `%s`\n  - provenance: %s\n", o->baseline_header, bprov);
-      fprintf(f, "- suites: %s; %d repetitions each side, ABBA order, 95%% bootstrap CI of the "
+      fprintf(f, "- suites: %s; %d repetitions each side, ABBA order, 95%% paired bootstrap CI of the "
                  "ratio of medians\n",
               cs->inputs, o->reps);
       fprintf(f, "- **geomean speedup: %.3fx over the %d tuned classes, %.3fx over all %d classes**\n\n",

@@ -28,7 +28,7 @@ static void usage(FILE *f) {
         "  xattn-tune run --suite NAME [--suite NAME...] --header OUT.h [--report OUT.md]\n"
         "             [--cache PATH] [--fresh] [--strategy halving|exhaustive|random]\n"
         "             [--budget 20m] [--max-evals N] [--reps 9] [--eta 3] [--final-reps 15]\n"
-        "             [--threshold 0.03] [--random-count N] [--seed N] [--only SUBSTR]\n"
+        "             [--finalists 3] [--threshold 0.03] [--random-count N] [--seed N] [--only SUBSTR]\n"
         "             [--dump-space OUT.tsv] [--quiet]\n"
         "  xattn-tune compare --suite NAME [--suite NAME...] --baseline HEADER.h [--reps 9]\n"
         "             [--report OUT.md] [--json OUT.json] [--only SUBSTR]\n"
@@ -137,6 +137,9 @@ static int parse_args(int argc, char **argv, args *a) {
     } else if (!strcmp(f, "--final-reps")) {
       NEED_VALUE if (parse_long(f, v, 3, &x)) return -1;
       a->set.final_reps = (int)x;
+    } else if (!strcmp(f, "--finalists")) {
+      NEED_VALUE if (parse_long(f, v, 1, &x)) return -1;
+      a->set.finalists = (int)x;
     } else if (!strcmp(f, "--random-count")) {
       NEED_VALUE if (parse_long(f, v, 1, &x)) return -1;
       a->set.random_count = (int)x;

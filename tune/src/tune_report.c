@@ -57,16 +57,17 @@ void tune_provenance(const tune_env *env, const tune_class_set *cs, const tune_r
       (long long)env->machine.l3_bytes >> 10);
   ADD("compiler: %s\nflags: %s\n", env->id.compiler, env->id.cflags);
   ADD("commit: %s\ndate: %s\n", env->commit, date);
-  ADD("strategy: %s, %d reps to judge, eta %d, %d interleaved reps vs the defaults, threshold "
-      "%.0f%%; %ld timed reps in %.0fs\n",
-      tune_strategy_name(run->set.strategy), run->set.reps, run->set.eta, run->set.final_reps,
+  ADD("strategy: %s, %d reps to judge, eta %d, best %d re-measured interleaved, %d+ interleaved "
+      "reps vs the defaults, threshold %.0f%%; %ld timed reps in %.0fs\n",
+      tune_strategy_name(run->set.strategy), run->set.reps, run->set.eta, run->set.finalists,
+      run->set.final_reps,
       100 * run->set.threshold, run->budget.evals, elapsed);
   ADD("inputs: suites %s; kernel digest sha256:%s\n", cs->inputs, env->id.kernel_digest);
   ADD("base header: %s\n", xattn_config_header_path());
   ADD("speedup over the defaults: geomean %.3fx over %d classes (%d tuned, the rest kept at the "
       "defaults)\n",
       overall, run->n_classes, adopted);
-  ADD("\nper class (speedup = median default / median tuned, interleaved; 95%% bootstrap CI):\n");
+  ADD("\nper class (speedup = median default / median tuned, interleaved; 95%% paired bootstrap CI):\n");
   for (int i = 0; i < run->n_classes; i++) {
     const tune_result *r = &run->results[i];
     char def[96];
@@ -78,12 +79,14 @@ void tune_provenance(const tune_env *env, const tune_class_set *cs, const tune_r
       ADD("  %s: kept the defaults (%s): %s\n", r->cls.key, def, r->note);
   }
 #undef ADD
+  /* one line, read by tools (xattn info, plots): no suite names in it, since
+   * "default" there would read as "the default header" */
   snprintf(line, ln,
            "xattn-tune %s; machine: %s; cpu: %s; compiler: %s; commit: %s; date: %s; speedup: %.3f "
-           "(geomean, %d of %d classes tuned); inputs: %s; kernels sha256:%.16s",
+           "(geomean, %d of %d classes tuned); inputs: %d suite file(s) %s; kernels sha256:%.16s",
            tune_strategy_name(run->set.strategy), env->id.machine, env->id.cpu_model,
-           env->id.compiler, env->commit, date, overall, adopted, run->n_classes, cs->inputs,
-           env->id.kernel_digest);
+           env->id.compiler, env->commit, date, overall, adopted, run->n_classes, cs->n_suites,
+           cs->inputs_digest, env->id.kernel_digest);
 }
 
 void tune_report_run(FILE *f, const tune_env *env, const tune_class_set *cs, const tune_run *run,
@@ -95,9 +98,10 @@ void tune_report_run(FILE *f, const tune_env *env, const tune_class_set *cs, con
           date, env->commit, env->id.machine, env->id.cpu_model, env->id.topology,
           env->id.compiler, env->id.cflags);
   fprintf(f, "- inputs: %s; kernel digest `%.16s`\n", cs->inputs, env->id.kernel_digest);
-  fprintf(f, "- strategy: %s (reps %d, eta %d, final %d interleaved, threshold %.0f%%), %ld timed "
-             "reps, %.0f s\n",
-          tune_strategy_name(run->set.strategy), run->set.reps, run->set.eta, run->set.final_reps,
+  fprintf(f, "- strategy: %s (reps %d, eta %d, %d finalists, final %d+ interleaved, threshold %.0f%%), "
+             "%ld timed reps, %.0f s\n",
+          tune_strategy_name(run->set.strategy), run->set.reps, run->set.eta, run->set.finalists,
+          run->set.final_reps,
           100 * run->set.threshold, run->budget.evals, elapsed);
   fprintf(f, "- header: `%s`\n", header_path ? header_path : "(none)");
   fprintf(f, "- **overall: geomean %.3fx over %d classes, %d tuned**\n\n", overall, run->n_classes,

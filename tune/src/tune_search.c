@@ -45,6 +45,7 @@ void tune_settings_init(tune_settings *s) {
   s->reps = 9;
   s->eta = 3;
   s->final_reps = 15;
+  s->finalists = 3;
   s->threshold = 0.03;
   s->seed = 42;
   s->progress = 1;
@@ -250,7 +251,7 @@ static void shuffle(slot *s, int n, tune_rng *rng) {
 /* Repetitions the budget lets this class's search use (LONG_MAX-ish: no limit). */
 static long affordable_reps(const run_ctx *rc) {
   long a = 1L << 40;
-  long reserve = 2L * rc->set->final_reps;
+  long reserve = (long)(rc->set->finalists + 2) * rc->set->final_reps;
   if (rc->class_evals_limit > 0) {
     long e = rc->class_evals_limit - rc->b->evals - reserve;
     if (e < a) a = e;
@@ -297,7 +298,7 @@ static int search(run_ctx *rc, const tune_cand *cands, int n, slot *slots) {
 
   if (set->strategy == TUNE_EXHAUSTIVE) {
     rc->out->n_considered = n;
-    rc->planned = rc->done + (long)n * set->reps + 2L * set->final_reps;
+    rc->planned = rc->done + (long)n * set->reps + (long)(set->finalists + 2) * set->final_reps;
     return measure_round(rc, cands, slots, n, set->reps, "exhaustive", &ok) == ST_OK;
   }
 
@@ -306,7 +307,7 @@ static int search(run_ctx *rc, const tune_cand *cands, int n, slot *slots) {
     if (k > n) k = n;
     if (k > afford / set->reps) k = afford / set->reps > 0 ? afford / set->reps : 1;
     rc->out->n_considered = (int)k;
-    rc->planned = rc->done + k * set->reps + 2L * set->final_reps;
+    rc->planned = rc->done + k * set->reps + (long)(set->finalists + 2) * set->final_reps;
     /* the first k that verify: rejected ones are replaced by the next in line */
     int complete = 1, take = (int)k;
     for (;;) {
@@ -330,7 +331,7 @@ static int search(run_ctx *rc, const tune_cand *cands, int n, slot *slots) {
             rc->cls->key, m, n);
   }
   rc->out->n_considered = m;
-  rc->planned = rc->done + halving_cost(m, set->eta, set->reps) + 2L * set->final_reps;
+  rc->planned = rc->done + halving_cost(m, set->eta, set->reps) + (long)(set->finalists + 2) * set->final_reps;
   int alive = m, r = 1, round = 0;
   for (;;) {
     char what[48];
@@ -347,15 +348,54 @@ static int search(run_ctx *rc, const tune_cand *cands, int n, slot *slots) {
   return complete;
 }
 
-static const slot *pick_best(slot *slots, int n) {
-  const slot *best = NULL;
-  int max_used = 0;
+/* The k best of the candidates measured the most (by search median). */
+static int pick_top(slot *slots, int n, int k, const slot **top) {
+  int max_used = 0, m = 0;
   for (int i = 0; i < n; i++)
     if (slots[i].alive && slots[i].used > max_used) max_used = slots[i].used;
   for (int i = 0; i < n; i++) {
     const slot *s = &slots[i];
     if (!s->alive || s->used == 0 || s->used < max_used) continue;
-    if (!best || s->med < best->med) best = s;
+    int j = m < k ? m++ : k; /* insertion into the sorted top list */
+    while (j > 0 && (top[j - 1]->med > s->med ||
+                     (top[j - 1]->med == s->med && top[j - 1]->idx > s->idx))) {
+      if (j < k) top[j] = top[j - 1];
+      j--;
+    }
+    if (j < k) top[j] = s;
+  }
+  return m;
+}
+
+/* Near-ties at the top of a noisy search are common: the finalists run
+ * interleaved (each rep after an untimed run of itself) and the lowest median
+ * wins. The decision against the defaults then uses fresh repetitions, so the
+ * pick does not bias it. Falls back to the search's best if the budget ends. */
+static int pick_finalist(run_ctx *rc, const tune_cand *cands, const slot **top, int nt) {
+  if (nt <= 1) return 0;
+  rc->class_deadline = 0; /* reserved in the plan, like the final comparison */
+  rc->class_evals_limit = 0;
+  int reps = rc->set->final_reps, n = reps;
+  const double *t;
+  int have;
+  for (int i = 0; i < reps && n == reps; i++)
+    for (int f = 0; f < nt; f++) {
+      snprintf(rc->stage, sizeof rc->stage, "finalists (%d), interleaved %d/%d", nt, i + 1, reps);
+      if (ensure_reps(rc, &cands[top[f]->idx], "finalists", i + 1, 1, &t, &have) != ST_OK) {
+        n = i;
+        break;
+      }
+    }
+  if (n < 3) return 0;
+  int best = 0;
+  double best_med = 0;
+  for (int f = 0; f < nt; f++) {
+    int k = tune_store_times(rc->st, rc->cls->key, cands[top[f]->idx].key, "finalists", &t);
+    double m = tune_median(t, k < n ? k : n);
+    if (f == 0 || m < best_med) {
+      best = f;
+      best_med = m;
+    }
   }
   return best;
 }
@@ -383,7 +423,7 @@ static int compare_with_default(run_ctx *rc, const tune_cand *best) {
     if (ensure_reps(rc, best, "final", i + 1, 1, &tb, &hb) != ST_OK) break;
     n = i + 1;
     if (n == target && target < most) {
-      tune_ratio r = tune_ratio_of_medians(td, n, tb, n, 2000, seed);
+      tune_ratio r = tune_ratio_of_medians_paired(td, tb, n, 2000, seed);
       if (r.lo <= 1.0 && r.hi >= 1.0 + rc->set->threshold) {
         target += step;
         rc->planned += 2L * step;
@@ -396,7 +436,7 @@ static int compare_with_default(run_ctx *rc, const tune_cand *best) {
   hb = tune_store_times(rc->st, rc->cls->key, best->key, "final", &tb);
   o->default_median = tune_median(td, n);
   o->tuned_median = tune_median(tb, n);
-  o->speedup = tune_ratio_of_medians(td, n, tb, n, 2000, seed);
+  o->speedup = tune_ratio_of_medians_paired(td, tb, n, 2000, seed);
   return 0;
 }
 
@@ -423,7 +463,15 @@ int tune_class_run(const tune_class *cls, const tune_cand *cands, int n, const t
   slot *slots = calloc((size_t)(n > 0 ? n : 1), sizeof(slot));
   if (!slots) return -1;
   out->complete = search(&rc, cands, n, slots);
-  const slot *best = pick_best(slots, n);
+  int k = set->finalists > 0 ? set->finalists : 1;
+  const slot **top = calloc((size_t)k, sizeof(slot *));
+  int nt = top ? pick_top(slots, n, k, top) : 0;
+  const slot *best = NULL;
+  if (nt > 0) {
+    out->n_finalists = nt;
+    best = top[pick_finalist(&rc, cands, top, nt)];
+  }
+  free(top);
   if (!best) {
     snprintf(out->note, sizeof out->note, "%s", n == 0 ? "no candidate survived the constraints"
                                                : out->n_rejected + out->n_unsupported >= n

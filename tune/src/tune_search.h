@@ -18,7 +18,8 @@ typedef struct tune_settings {
   int reps;          /* repetitions a winner is judged on (exhaustive, random, last halving round) */
   int eta;           /* halving: keep the best 1/eta of each round, eta x more reps */
   int random_count;  /* random: candidates to sample; 0: as many as the budget allows */
-  int final_reps;    /* interleaved default-vs-best reps, each; x2, x3 while undecided */
+  int finalists;     /* the search's best few, re-measured interleaved to pick one (3) */
+  int final_reps;    /* interleaved reps per finalist, and default-vs-best reps (x2, x3 while undecided) */
   double threshold;  /* adopt only if faster than the default by more than this (0.03) */
   uint64_t seed;
   int progress;      /* progress lines on stderr */
@@ -48,6 +49,7 @@ typedef struct tune_result {
   int found;          /* a best candidate exists */
   tune_cand best;
   double best_search_median;
+  int n_finalists;     /* how many the finalists' round compared */
   int final_n;
   double default_median, tuned_median; /* final phase, interleaved */
   tune_ratio speedup;  /* median(default) / median(best) with 95% CI */

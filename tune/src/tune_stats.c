@@ -78,3 +78,35 @@ tune_ratio tune_ratio_of_medians(const double *a, int na, const double *b, int n
   free(scratch);
   return out;
 }
+
+tune_ratio tune_ratio_of_medians_paired(const double *a, const double *b, int n, int resamples,
+                                        uint64_t seed) {
+  tune_ratio out = {tune_median(a, n) / tune_median(b, n), 0, 0};
+  if (resamples < 20) resamples = 20;
+  double *ratios = malloc(sizeof(double) * (size_t)resamples);
+  double *sa = malloc(sizeof(double) * (size_t)n), *sb = malloc(sizeof(double) * (size_t)n);
+  if (!ratios || !sa || !sb) {
+    free(ratios);
+    free(sa);
+    free(sb);
+    out.lo = out.hi = out.ratio;
+    return out;
+  }
+  tune_rng r;
+  tune_rng_seed(&r, seed);
+  for (int i = 0; i < resamples; i++) {
+    for (int j = 0; j < n; j++) {
+      int k = (int)(tune_rng_next(&r) % (uint64_t)n);
+      sa[j] = a[k];
+      sb[j] = b[k];
+    }
+    ratios[i] = tune_median(sa, n) / tune_median(sb, n);
+  }
+  qsort(ratios, (size_t)resamples, sizeof(double), cmp_double);
+  out.lo = ratios[(int)(0.025 * (resamples - 1))];
+  out.hi = ratios[(int)(0.975 * (resamples - 1))];
+  free(ratios);
+  free(sa);
+  free(sb);
+  return out;
+}

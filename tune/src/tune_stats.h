@@ -22,4 +22,10 @@ typedef struct tune_ratio {
 tune_ratio tune_ratio_of_medians(const double *a, int na, const double *b, int nb, int resamples,
                                  uint64_t seed);
 
+/* The same for paired samples (a[i] and b[i] measured back to back, as the
+ * interleaved comparisons do): each resample draws pairs, so load that hits
+ * both members of a pair cancels instead of widening the interval. */
+tune_ratio tune_ratio_of_medians_paired(const double *a, const double *b, int n, int resamples,
+                                        uint64_t seed);
+
 #endif

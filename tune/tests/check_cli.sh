@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # xattn-tune's command line: bad input gives one line naming the field and a
-# non-zero exit; `variants` reads a header. usage: check_cli.sh XATTN_TUNE DEFAULT_HEADER
+# non-zero exit; `variants` reads a header. usage: check_cli.sh XATTN_TUNE FIXTURE_HEADER
 set -u
 TUNE="$1"
 HDR="$2"
@@ -25,8 +25,8 @@ expect 2 "--baseline" -- "$TUNE" compare --suite default
 expect 2 "unknown command" -- "$TUNE" bogus
 expect 1 "cannot read" -- "$TUNE" variants /nonexistent/header.h
 out=$("$TUNE" variants "$HDR")
-if [ "$out" != "16x256;64x64" ]; then
-  echo "FAIL: variants of the default header: '$out'" >&2
+if [ "$out" != "32x128;16x256;64x64" ]; then
+  echo "FAIL: variants of the fixture header: '$out'" >&2
   fail=1
 fi
 [ $fail -eq 0 ] && echo "cli: ok"

@@ -356,6 +356,24 @@ static int test_decision(void) {
   CHECK(!tune_should_adopt(r, 0.03), "win inside the noise adopted");
   r = (tune_ratio){1.02, 1.01, 1.03};
   CHECK(!tune_should_adopt(r, 0.03), "win below the threshold adopted");
+  /* paired bootstrap: a 10% win under load that drifts 4x, shared by both
+   * members of each pair, is clear when pairs are kept, lost when not */
+  {
+    double a[30], b[30];
+    tune_rng rng;
+    tune_rng_seed(&rng, 77);
+    for (int i = 0; i < 30; i++) {
+      double drift = 0.5 + 1.5 * tune_rng_uniform(&rng);
+      a[i] = 1.10 * drift * (1 + 0.01 * tune_rng_normal(&rng));
+      b[i] = 1.00 * drift * (1 + 0.01 * tune_rng_normal(&rng));
+    }
+    tune_ratio pr = tune_ratio_of_medians_paired(a, b, 30, 2000, 1);
+    tune_ratio ur = tune_ratio_of_medians(a, 30, b, 30, 2000, 1);
+    fprintf(stderr, "paired %.3f [%.3f, %.3f], unpaired %.3f [%.3f, %.3f]\n", pr.ratio, pr.lo, pr.hi,
+            ur.ratio, ur.lo, ur.hi);
+    CHECK(pr.lo > 1.03 && pr.hi < 1.2, "paired CI [%.3f, %.3f] misses the 10%% win", pr.lo, pr.hi);
+    CHECK(ur.lo < 1.0, "unpaired CI [%.3f, %.3f] unexpectedly tight", ur.lo, ur.hi);
+  }
   /* defaults faster than every candidate: keep them */
   tune_class cls = test_class(1, 2, "dec");
   tune_cand c[512];
