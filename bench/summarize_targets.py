@@ -1,14 +1,15 @@
 #!/usr/bin/python3
 """Prints the run-targets.sh figures from an xattn-bench results file (median
 aggregates) and a /usr/bin/time -v report. usage:
-summarize_targets.py TARGETS.json RSS.json RSS_TIME.txt CORES"""
+summarize_targets.py ALL_CORES.json ONE_THREAD.json RSS.json RSS_TIME.txt CORES"""
 import json, re, sys
 
-targets, rss_json, rss_txt, cores = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+targets, one, rss_json, rss_txt, cores = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 data = json.load(open(targets))
+rows = data["benchmarks"] + (json.load(open(one))["benchmarks"] if one != targets else [])
 med = {}
 # the median aggregate of each row; a run with --repetitions 1 has none, then its only run
-for r in data["benchmarks"]:
+for r in rows:
     if r.get("error_occurred") or r.get("run_type") == "aggregate" and r.get("aggregate_name") != "median":
         continue
     f = dict(seg.split(":", 1) for seg in r["run_name"].split("/") if ":" in seg)
@@ -23,13 +24,16 @@ def get(wl, dt, impl, t, key):
 ctx = data["context"]
 print(f"machine {ctx['xattn_machine']}  commit {ctx['xattn_commit']} dirty {ctx['xattn_dirty']}  "
       f"peak fp32 {ctx['xattn_peak_fp32_gflops']} / bf16 {ctx['xattn_peak_bf16_gflops']} GFLOP/s at {cores} threads")
-print(f"results: {targets}")
+print(f"results: {targets}\n         {one}")
 n = cores
 print(f"\n1. causal prefill E=2048 (H_Q 32, H_KV 8, D 128), {n} threads:")
 for dt in ("f32", "bf16"):
+    r = med.get(("causal-e2048", dt, "xattn", n), {})
+    isa = re.search(r"/isa:([^/]+)/", r.get("run_name", "/isa:?/")).group(1)
+    against = {"amx": "AMX", "avx512bf16": "vdpbf16ps"}.get(isa, "fp32 FMA") if dt == "bf16" else "fp32 FMA"
     print(f"   {dt:4}: {get('causal-e2048', dt, 'xattn', n, 'gflops'):7.1f} GFLOP/s = "
-          f"{get('causal-e2048', dt, 'xattn', n, 'pct_peak'):5.1f} % of the {dt if dt == 'bf16' else 'fp32'}-peak used "
-          f"({med.get(('causal-e2048', dt, 'xattn', n), {}).get('real_time', float('nan')):.1f} ms)")
+          f"{get('causal-e2048', dt, 'xattn', n, 'pct_peak'):5.1f} % of the {against} peak (isa {isa}; "
+          f"{r.get('real_time', float('nan')):.1f} ms per call)")
 print(f"\n2. xattn vs OpenBLAS baseline, causal E=4096, {n} threads (speedup = blas median / xattn median):")
 for dt in ("f32", "bf16"):
     print(f"   {dt:4}: x{get('causal-e4096', dt, 'xattn', n, 'speedup_vs_blas'):.2f}  "
@@ -45,8 +49,11 @@ if n > 1:
         for dt in ("f32", "bf16"):
             s = get(wl, dt, "xattn", n, "gflops") / get(wl, dt, "xattn", 1, "gflops")
             print(f"   {wl:16} {dt:4}: x{s:.2f}")
-    pk = [float(x.split("=")[1]) for x in ctx["xattn_peak_fp32_gflops_by_threads"].split(";")]
-    print(f"   (fp32 peak probe: x{pk[-1] / pk[0]:.2f})")
+    ctx1 = json.load(open(one))["context"]
+    for k in ("fp32", "bf16", "amx"):
+        key = f"xattn_peak_{k}_gflops"
+        if float(ctx1.get(key, 0)) > 0:
+            print(f"   ({k} peak probe: {ctx1[key]} -> {ctx[key]} GFLOP/s, x{float(ctx[key]) / float(ctx1[key]):.2f})")
 txt = open(rss_txt).read()
 m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", txt)
 rss = int(m.group(1)) * 1024 if m else float("nan")

@@ -4,6 +4,7 @@
 #include "case_io.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -475,4 +476,142 @@ xattn_status xattn_case_write_output(const char *path, const void *o, xattn_dtyp
   int64_t shape[3] = {tokens, heads_q, head_dim_v};
   npy_dtype nt = as_f64 ? NPY_F8 : xattn_case_npy_dtype(t);
   return npy_write(path, nt, 3, shape, o, err, errlen) ? XATTN_ERR_IO : XATTN_OK;
+}
+
+/* ---- save ------------------------------------------------------------------ */
+/* Dense copy of rows[0..n) of a strided [rows, heads, dim] view (NULL data: zeros). */
+static void *dense_rows(const xattn_tensor *v, const int64_t *rows, int64_t n, int heads, int dim,
+                        size_t es) {
+  size_t row_bytes = (size_t)heads * (size_t)dim * es;
+  char *out = calloc((size_t)(n ? n : 1), row_bytes ? row_bytes : 1);
+  if (!out || !v->data) return out;
+  for (int64_t r = 0; r < n; ++r)
+    for (int h = 0; h < heads; ++h)
+      memcpy(out + (size_t)r * row_bytes + (size_t)h * (size_t)dim * es,
+             (const char *)v->data + (size_t)(rows[r] * v->token_stride + h * v->head_stride) * es,
+             (size_t)dim * es);
+  return out;
+}
+
+static int save_npy(const char *dir, const char *name, npy_dtype t, int ndim, const int64_t *shape,
+                    const void *data, char *err, size_t errlen) {
+  char file[64];
+  snprintf(file, sizeof file, "%s.npy", name);
+  char *path = join(dir, file);
+  int rc = path ? npy_write(path, t, ndim, shape, data, err, errlen) : -1;
+  free(path);
+  return rc;
+}
+
+xattn_status xattn_case_save(const char *dir, const xattn_problem *p, char *err, size_t errlen) {
+  xattn_problem probe = *p;
+  float o_probe;
+  if (!probe.o) probe.o = &o_probe; /* the output is not part of a case */
+  xattn_status st = xattn_validate(&probe);
+  if (st != XATTN_OK) {
+    set_err(err, errlen, "%s: %s", dir, xattn_last_error());
+    return st;
+  }
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    set_err(err, errlen, "%s: cannot create: %s", dir, strerror(errno));
+    return XATTN_ERR_IO;
+  }
+  const int B = p->batch, hq = p->heads_q, hkv = p->heads_kv, d = p->head_dim, dv = p->head_dim_v;
+  const size_t es = xattn_dtype_size(p->dtype);
+  const npy_dtype nt = xattn_case_npy_dtype(p->dtype);
+  int64_t T = 0;
+  for (int b = 0; b < B; ++b) T += p->extend_lens[b];
+  /* source rows of the packed extend tokens; all cache slots in order */
+  int64_t *rows = malloc(sizeof *rows * (size_t)(T ? T : 1));
+  int64_t *slots = malloc(sizeof *slots * (size_t)(p->cache_slots ? p->cache_slots : 1));
+  int64_t *req_index = malloc(sizeof *req_index * (size_t)(B ? B : 1));
+  void *bufs[6] = {0};
+  cJSON *root = NULL;
+  char *text = NULL;
+  st = XATTN_ERR_NOMEM;
+  if (!rows || !slots || !req_index) goto out;
+  for (int b = 0, t = 0, next = 0; b < B; ++b) {
+    int64_t start = p->extend_start ? p->extend_start[b] : next;
+    for (int i = 0; i < p->extend_lens[b]; ++i) rows[t++] = start + i;
+    next = (int)(start + p->extend_lens[b]);
+    req_index[b] = p->req_index ? p->req_index[b] : 0;
+  }
+  for (int64_t s = 0; s < p->cache_slots; ++s) slots[s] = s;
+  int64_t slots_n = p->k_cache.data ? p->cache_slots : 0;
+  bufs[0] = dense_rows(&p->q, rows, T, hq, d, es);
+  bufs[1] = dense_rows(&p->k_ext, rows, T, hkv, d, es);
+  bufs[2] = dense_rows(&p->v_ext, rows, T, hkv, dv, es);
+  bufs[3] = dense_rows(&p->k_cache, slots, slots_n, hkv, d, es);
+  bufs[4] = dense_rows(&p->v_cache, slots, slots_n, hkv, dv, es);
+  for (int i = 0; i < 5; ++i)
+    if (!bufs[i]) goto out;
+  st = XATTN_ERR_IO;
+  int64_t sq[3] = {T, hq, d}, sk[3] = {T, hkv, d}, sv[3] = {T, hkv, dv};
+  int64_t ck[3] = {slots_n, hkv, d}, cv[3] = {slots_n, hkv, dv}, sb[1] = {B};
+  if (save_npy(dir, "q", nt, 3, sq, bufs[0], err, errlen) ||
+      save_npy(dir, "k_ext", nt, 3, sk, bufs[1], err, errlen) ||
+      save_npy(dir, "v_ext", nt, 3, sv, bufs[2], err, errlen) ||
+      save_npy(dir, "k_cache", nt, 3, ck, bufs[3], err, errlen) ||
+      save_npy(dir, "v_cache", nt, 3, cv, bufs[4], err, errlen) ||
+      save_npy(dir, "req_index", NPY_I8, 1, sb, req_index, err, errlen))
+    goto out;
+  if (p->req_to_token) {
+    int64_t tt[2] = {p->max_reqs, p->max_ctx};
+    if (save_npy(dir, "req_to_token", p->req_to_token_type == XATTN_I64 ? NPY_I8 : NPY_I4, 2, tt,
+                 p->req_to_token, err, errlen))
+      goto out;
+  } else { /* no request reads the cache: an all-zero table long enough for every request */
+    int64_t ctx = 1;
+    for (int b = 0; b < B; ++b) {
+      int64_t s = p->mode == XATTN_MODE_CROSS ? p->encoder_lens[b] : (int64_t)p->prefix_lens[b] + p->extend_lens[b];
+      if (s > ctx) ctx = s;
+    }
+    int64_t tt[2] = {1, ctx};
+    bufs[5] = calloc((size_t)ctx, sizeof(int32_t));
+    if (!bufs[5] || save_npy(dir, "req_to_token", NPY_I4, 2, tt, bufs[5], err, errlen)) goto out;
+  }
+  if (p->sinks) {
+    int64_t sh[1] = {hq};
+    if (save_npy(dir, "sinks", NPY_F4, 1, sh, p->sinks, err, errlen)) goto out;
+  }
+  if (p->mode == XATTN_MODE_TREE && p->tree_mask) {
+    int64_t m = p->tree_max_extend, tm[3] = {B, m, m};
+    if (save_npy(dir, "tree_mask", NPY_B1, 3, tm, p->tree_mask, err, errlen)) goto out;
+  }
+  root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "dtype", xattn_dtype_name(p->dtype));
+  cJSON_AddNumberToObject(root, "heads_q", hq);
+  cJSON_AddNumberToObject(root, "heads_kv", hkv);
+  cJSON_AddNumberToObject(root, "head_dim", d);
+  cJSON_AddNumberToObject(root, "head_dim_v", dv);
+  cJSON_AddNumberToObject(root, "scale", (double)p->scale); /* exact: float -> double -> float */
+  cJSON_AddNumberToObject(root, "logit_cap", (double)p->logit_cap);
+  cJSON_AddStringToObject(root, "mode", xattn_mode_name(p->mode));
+  cJSON_AddStringToObject(root, "align", p->align == XATTN_ALIGN_TOP_LEFT ? "top_left" : "bottom_right");
+  int win[2] = {p->window_left, p->window_right};
+  cJSON_AddItemToObject(root, "window", cJSON_CreateIntArray(win, 2));
+  cJSON_AddItemToObject(root, "prefix_lens", cJSON_CreateIntArray(B ? p->prefix_lens : win, B));
+  cJSON_AddItemToObject(root, "extend_lens", cJSON_CreateIntArray(B ? p->extend_lens : win, B));
+  if (p->mode == XATTN_MODE_CROSS)
+    cJSON_AddItemToObject(root, "encoder_lens", cJSON_CreateIntArray(B ? p->encoder_lens : win, B));
+  cJSON_AddBoolToObject(root, "has_sinks", p->sinks != NULL);
+  text = cJSON_Print(root);
+  char *jpath = join(dir, "case.json"), *tmp = join(dir, "case.json.tmp");
+  FILE *f = text && tmp ? fopen(tmp, "w") : NULL;
+  int ok = f && fputs(text, f) >= 0;
+  if (f && fclose(f) != 0) ok = 0;
+  if (ok && rename(tmp, jpath) != 0) ok = 0;
+  if (!ok) set_err(err, errlen, "%s/case.json: cannot write", dir);
+  free(jpath);
+  free(tmp);
+  st = ok ? XATTN_OK : XATTN_ERR_IO;
+out:
+  if (st == XATTN_ERR_NOMEM) set_err(err, errlen, "%s: out of memory", dir);
+  cJSON_Delete(root);
+  free(text);
+  for (int i = 0; i < 6; ++i) free(bufs[i]);
+  free(rows);
+  free(slots);
+  free(req_index);
+  return st;
 }

@@ -32,6 +32,12 @@ typedef struct xattn_case {
 xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t errlen);
 void xattn_case_free(xattn_case *c);
 
+/* Writes any valid problem as a case folder (creating dir if needed): rows
+ * packed in request order, tensors made dense, the token table, req_index,
+ * sinks and tree mask copied. Loading it back gives the same answer. Used to
+ * hand a failing test problem to `xattn run` and to other tools. */
+xattn_status xattn_case_save(const char *dir, const xattn_problem *p, char *err, size_t errlen);
+
 /* The npy dtype that holds tensors of dtype t (bf16 -> <u2 bit patterns). */
 npy_dtype xattn_case_npy_dtype(xattn_dtype t);
 

@@ -86,7 +86,11 @@ def main(argv):
     ap.add_argument("--check")
     ap.add_argument("--tight", action="store_true")
     args = ap.parse_args(argv)
-    case, arrays = load_case(args.case)
+    try:
+        case, arrays = load_case(args.case)
+    except (OSError, ValueError, KeyError) as e:  # one line, like the xattn command
+        print(f"xattn-oracle: {args.case}: cannot read the case: {e}", file=sys.stderr)
+        return 1
     ref = oracle(case, arrays)
     if args.out:
         np.save(args.out, ref)

@@ -157,6 +157,7 @@ int main(int argc, char **argv) {
             failed_refs++;
           }
           double pworst = 0;
+          int dumped = 0;
           for (int e = 0; e < nexec; ++e) {
             tp_result r = tp_run_check(&tp, &execs[e], &st);
             runs++;
@@ -173,6 +174,7 @@ int main(int argc, char **argv) {
             else
               tp_describe_result(&r, rdesc, sizeof rdesc);
             printf("FAIL %s %s: %s\n", desc, edesc, rdesc);
+            if (!dumped++) tp_dump(&tp);
           }
           if (pworst > worst[dt]) worst[dt] = pworst;
           tp_free(&tp);

@@ -83,6 +83,7 @@ static int check_all(tproblem *tp) {
     else
       tp_describe_result(&res, r, sizeof r);
     printf("FAIL %s %s: %s\n", d, e, r);
+    if (fails == 1) tp_dump(tp);
   }
   return fails;
 }

@@ -103,12 +103,16 @@ int main(int argc, char **argv) {
     if (std::strncmp(argv[i], "--benchmark_out=", 16) == 0) user_out = true;
     if (std::strncmp(argv[i], "--benchmark_repetitions=", 24) == 0) user_reps = true;
     if (std::strncmp(argv[i], "--benchmark_display_aggregates_only", 35) == 0) user_display = true;
+    if (std::strncmp(argv[i], "--benchmark_list_tests", 22) == 0 &&
+        std::strcmp(argv[i], "--benchmark_list_tests=false") != 0)
+      user_out = true; // listing runs nothing: no results file
   }
   if (xb_session_open(&g_session, err, sizeof err) != 0) {
     std::fprintf(stderr, "xattn-bench: %s\n", err);
     return 2;
   }
   std::string results_dir = g_session.opt.results_dir ? g_session.opt.results_dir : default_results_dir();
+  // an explicit --benchmark_out (or a listing) means the user decides where output goes
   bool write_results = !user_out && !results_dir.empty() && results_dir != "none";
   char subdir[4096] = "", tmp_path[4200] = "", stamp[32];
   xb_utc_stamp(stamp, sizeof stamp);

@@ -59,13 +59,18 @@ def prepare_worktree(repo, sha, work):
     return src
 
 
-def _tail(path, n=1):
+def _error_line(path):
+    """The first line of a build log that says 'error' (CMake and gcc put the
+    cause there), else its last line."""
     try:
         with open(path, "r", errors="replace") as f:
             lines = [l.strip() for l in f if l.strip()]
-        return " | ".join(lines[-n:])
     except OSError:
         return ""
+    for l in lines:
+        if "error" in l.lower():
+            return l
+    return lines[-1] if lines else ""
 
 
 def build_bench(src, build, cmake_args=(), jobs=2, log=None, what="revision"):
@@ -82,8 +87,8 @@ def build_bench(src, build, cmake_args=(), jobs=2, log=None, what="revision"):
             f.flush()
             rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
             if rc != 0:
-                raise BuildError("%s: '%s' failed (exit %d); log %s: %s"
-                                 % (what, " ".join(cmd[:3]), rc, log, _tail(log)))
+                raise BuildError("%s: '%s' failed (exit %d): %s (log %s)"
+                                 % (what, " ".join(cmd[:3]), rc, _error_line(log), log))
     exe = find_executable(build, BENCH_TARGET)
     if not exe:
         raise BuildError("%s: built, but no %s executable under %s" % (what, BENCH_TARGET, build))

@@ -1,10 +1,13 @@
 /* Test problems with armed traps; see tproblem.h. */
 #include "tproblem.h"
 
+#include "case_io.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define GUARD_BYTES 256
 
@@ -450,4 +453,18 @@ tp_result tp_run_check(tproblem *tp, const tp_exec *e, xattn_status *status) {
     return r;
   }
   return tp_check(tp);
+}
+
+void tp_dump(const tproblem *tp) {
+  static int dumps;
+  const char *root = getenv("XATTN_TEST_DUMP");
+  if (!root || !*root || dumps >= 20) return;
+  char dir[512], err[1024];
+  mkdir(root, 0777); /* may exist already */
+  snprintf(dir, sizeof dir, "%s/%02d_%s_%s_%s", root, dumps++, tp->shape.name, xattn_mode_name(tp->mask.mode),
+           xattn_dtype_name(tp->mask.dtype));
+  if (xattn_case_save(dir, &tp->p, err, sizeof err) == XATTN_OK)
+    printf("     dumped as case folder %s (xattn run %s --isa ... --variant ...)\n", dir, dir);
+  else
+    printf("     could not dump the case: %s\n", err);
 }

@@ -126,6 +126,11 @@ const char *tp_schedule_name(xattn_schedule s);
  * Returns the check (status != OK is reported as bad = -1). */
 tp_result tp_run_check(tproblem *tp, const tp_exec *e, xattn_status *status);
 
+/* With XATTN_TEST_DUMP=DIR set, writes the problem as a case folder
+ * DIR/<n>_<mode>_<dtype> (SPEC §4, for `xattn run`) and prints where; no-op
+ * otherwise. At most 20 dumps per process. */
+void tp_dump(const tproblem *tp);
+
 /* Small deterministic PRNG (splitmix64). */
 uint64_t tp_rand(uint64_t *state);
 double tp_uniform(uint64_t *state); /* [-1, 1) */

@@ -45,31 +45,6 @@ static void hook_pack_q(void *qt_chunk, const char *const *srcs, int nrows, int 
   }
 }
 
-/* out[t] = column t of the 16 x 16 matrix of 32-bit elements in rows r[]. */
-static inline void transpose16(__m512i r[16]) {
-  __m512i a[16], b[16];
-  for (int i = 0; i < 8; i++) {
-    a[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-    a[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-  }
-  for (int i = 0; i < 4; i++) { /* b[4i+k], lane L = column 4L+k of rows 4i..4i+3 */
-    b[4 * i + 0] = _mm512_unpacklo_epi64(a[4 * i], a[4 * i + 2]);
-    b[4 * i + 1] = _mm512_unpackhi_epi64(a[4 * i], a[4 * i + 2]);
-    b[4 * i + 2] = _mm512_unpacklo_epi64(a[4 * i + 1], a[4 * i + 3]);
-    b[4 * i + 3] = _mm512_unpackhi_epi64(a[4 * i + 1], a[4 * i + 3]);
-  }
-  for (int k = 0; k < 4; k++) { /* 4 x 4 transpose of 128-bit lanes */
-    const __m512i c0 = _mm512_shuffle_i32x4(b[k], b[4 + k], _MM_SHUFFLE(1, 0, 1, 0));
-    const __m512i c1 = _mm512_shuffle_i32x4(b[k], b[4 + k], _MM_SHUFFLE(3, 2, 3, 2));
-    const __m512i c2 = _mm512_shuffle_i32x4(b[8 + k], b[12 + k], _MM_SHUFFLE(1, 0, 1, 0));
-    const __m512i c3 = _mm512_shuffle_i32x4(b[8 + k], b[12 + k], _MM_SHUFFLE(3, 2, 3, 2));
-    r[0 + k] = _mm512_shuffle_i32x4(c0, c2, _MM_SHUFFLE(2, 0, 2, 0));
-    r[4 + k] = _mm512_shuffle_i32x4(c0, c2, _MM_SHUFFLE(3, 1, 3, 1));
-    r[8 + k] = _mm512_shuffle_i32x4(c1, c3, _MM_SHUFFLE(2, 0, 2, 0));
-    r[12 + k] = _mm512_shuffle_i32x4(c1, c3, _MM_SHUFFLE(3, 1, 3, 1));
-  }
-}
-
 static void hook_pack_kv(void *kpv, void *vpv, const char *const *kptr, const char *const *vptr, int n,
                          int d, int dv, int dvp, xattn_dtype dt) {
   const int ns = up32(n), d32 = up32(d);

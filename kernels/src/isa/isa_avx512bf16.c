@@ -37,11 +37,7 @@ static void hook_pack_q(void *qt_chunk, const char *const *srcs, int nrows, int 
     rows[(size_t)r * d2h + d2h - 1] = 0; /* odd D: the last pair's high half is 0 */
     memcpy(rows + (size_t)r * d2h, srcs[r], sizeof(uint16_t) * d);
   }
-  for (int k = 0; k < d2h; k++) {
-    uint32_t *dst = qt + (size_t)k * RC;
-    for (int r = 0; r < nrows; r++) dst[r] = rows[(size_t)r * d2h + k];
-    for (int r = nrows; r < RC; r++) dst[r] = 0;
-  }
+  transpose_rows(qt, RC, rows, nrows, d2h);
 }
 
 static void hook_pack_kv(void *kpv, void *vpv, const char *const *kptr, const char *const *vptr, int n,

@@ -90,3 +90,44 @@ static inline void cvt_from_f32(void *dst, const float *src, int n, xattn_dtype 
     else _mm256_mask_storeu_epi16((uint16_t *)dst + i, k, _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
 }
+
+/* out[t] = column t of the 16 x 16 matrix of 32-bit elements in rows r[]. */
+#define XATTN_HAVE_TRANSPOSE16 1
+static inline void transpose16(__m512i r[16]) {
+  __m512i a[16], b[16];
+  for (int i = 0; i < 8; i++) {
+    a[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    a[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; i++) { /* b[4i+k], lane L = column 4L+k of rows 4i..4i+3 */
+    b[4 * i + 0] = _mm512_unpacklo_epi64(a[4 * i], a[4 * i + 2]);
+    b[4 * i + 1] = _mm512_unpackhi_epi64(a[4 * i], a[4 * i + 2]);
+    b[4 * i + 2] = _mm512_unpacklo_epi64(a[4 * i + 1], a[4 * i + 3]);
+    b[4 * i + 3] = _mm512_unpackhi_epi64(a[4 * i + 1], a[4 * i + 3]);
+  }
+  for (int k = 0; k < 4; k++) { /* 4 x 4 transpose of 128-bit lanes */
+    const __m512i c0 = _mm512_shuffle_i32x4(b[k], b[4 + k], _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512i c1 = _mm512_shuffle_i32x4(b[k], b[4 + k], _MM_SHUFFLE(3, 2, 3, 2));
+    const __m512i c2 = _mm512_shuffle_i32x4(b[8 + k], b[12 + k], _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512i c3 = _mm512_shuffle_i32x4(b[8 + k], b[12 + k], _MM_SHUFFLE(3, 2, 3, 2));
+    r[0 + k] = _mm512_shuffle_i32x4(c0, c2, _MM_SHUFFLE(2, 0, 2, 0));
+    r[4 + k] = _mm512_shuffle_i32x4(c0, c2, _MM_SHUFFLE(3, 1, 3, 1));
+    r[8 + k] = _mm512_shuffle_i32x4(c1, c3, _MM_SHUFFLE(2, 0, 2, 0));
+    r[12 + k] = _mm512_shuffle_i32x4(c1, c3, _MM_SHUFFLE(3, 1, 3, 1));
+  }
+}
+
+/* dst[k][r] = rows[r][k] for r < RC (rows >= nrows are 0), k < n: 32-bit
+ * elements, rows of `rows` are n apart, dst rows RC apart (64-byte aligned). */
+static inline void transpose_rows(uint32_t *dst, int rc, const uint32_t *rows, int nrows, int n) {
+  for (int r0 = 0; r0 < rc; r0 += 16) {
+    for (int k0 = 0; k0 < n; k0 += 16) {
+      const __mmask16 km = tail_mask(n - k0);
+      __m512i r[16];
+      for (int t = 0; t < 16; t++)
+        r[t] = r0 + t < nrows ? _mm512_maskz_loadu_epi32(km, rows + (size_t)(r0 + t) * n + k0) : _mm512_setzero_si512();
+      transpose16(r);
+      for (int t = 0; t < 16 && k0 + t < n; t++) _mm512_store_si512(dst + (size_t)(k0 + t) * rc + r0, r[t]);
+    }
+  }
+}
