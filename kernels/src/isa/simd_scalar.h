@@ -20,7 +20,28 @@ static inline vf V_SET1(float x) { return (vf){x, x, x, x}; }
 #define V_ADD(a, b) ((a) + (b))
 #define V_SUB(a, b) ((a) - (b))
 static inline vf V_MAX(vf a, vf b) { return (vf)(((vmask)(a > b) & (vmask)a) | (~(vmask)(a > b) & (vmask)b)); }
-static inline vf V_EXP2(vf x) { return (vf){exp2f(x[0]), exp2f(x[1]), exp2f(x[2]), exp2f(x[3])}; }
+/* 2^x as in simd_avx512.h: n = round(x) by the 1.5 * 2^23 trick (exact for
+ * |x| < 2^22 in round-to-nearest), degree-7 polynomial on f = x - n, 2^n built
+ * in the exponent field; x clamped to [-127, 127] so that -inf gives exactly 0. */
+static inline vf V_EXP2(vf x) {
+  x = V_MAX(x, V_SET1(-127.0f));
+  x = -V_MAX(-x, V_SET1(-127.0f));
+  const vf magic = V_SET1(12582912.0f);
+  const vf n = (x + magic) - magic;
+  const vf f = x - n;
+  vf p = V_SET1(1.5252733804059840e-05f);
+  p = p * f + V_SET1(1.5403530393381608e-04f);
+  p = p * f + V_SET1(1.3333558146428443e-03f);
+  p = p * f + V_SET1(9.6181291076284772e-03f);
+  p = p * f + V_SET1(5.5504108664821580e-02f);
+  p = p * f + V_SET1(2.4022650695910071e-01f);
+  p = p * f + V_SET1(6.9314718055994531e-01f);
+  p = p * f + V_SET1(1.0f);
+  const vmask e = (__builtin_convertvector(n, vmask) + 127) << 23;
+  vf scale;
+  memcpy(&scale, &e, sizeof scale);
+  return p * scale;
+}
 static inline vmask V_MASK_INTERVAL(int32_t kp, const int32_t *lo, const int32_t *hi) {
   vmask l, h;
   memcpy(&l, lo, sizeof l);
