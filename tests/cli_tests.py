@@ -335,6 +335,13 @@ def commands(bindir, tmp):
         check(rc == 1 and len(err.splitlines()) == 1 and opt[2:] in err and not san,
               f"run {opt} {val}: refused naming it: {err.strip()!r}")
 
+    # XATTN_ISA picks the ISA when --isa is not given; a bad one is refused by name
+    rc, out, err, san = run([xattn, "run", d], dict(os.environ, XATTN_ISA="scalar"))
+    check(rc == 0 and "isa scalar" in out and not san, f"XATTN_ISA=scalar runs scalar: {out.strip()!r}")
+    rc, out, err, san = run([xattn, "run", d], dict(os.environ, XATTN_ISA="z80"))
+    check(rc == 1 and len(err.splitlines()) == 1 and "XATTN_ISA" in err and not san,
+          f"XATTN_ISA=z80 refused naming it: {err.strip()!r}")
+
     # git-style external commands: next to the binary, $XATTN_LIBEXEC, PATH
     ext = os.path.join(tmp, "libexec")
     os.makedirs(ext)
