@@ -197,6 +197,10 @@ def malformed(bindir, tmp):
         ("q.npy header length past the file", "causal", lambda d: write(d, "q.npy", b"\x93NUMPY\x01\x00\xff\xff{"), "q.npy"),
         ("q.npy object dtype", "causal", lambda d: write(d, "q.npy", raw_npy(
             "{'descr': '|O', 'fortran_order': False, 'shape': (8, 4, 16), }")), "q.npy"),
+        ("q.npy unknown header key", "causal", lambda d: write(d, "q.npy", raw_npy(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (8, 4, 16), 'align': 64, }")), "q.npy"),
+        ("req_index float", "causal", lambda d: np.save(os.path.join(d, "req_index.npy"),
+                                                        load(d, "req_index.npy").astype(np.float64)), "req_index.npy"),
         ("q.npy is a directory", "causal", lambda d: (os.remove(os.path.join(d, "q.npy")),
                                                       os.mkdir(os.path.join(d, "q.npy"))), "q.npy"),
     ]

@@ -24,16 +24,21 @@ const char *xb_blas_threading_name(xb_blas_threading how) {
   return how == XB_BLAS_GEMM ? "serial loop, multi-threaded OpenBLAS" : "OpenMP over (request, head), single-threaded OpenBLAS";
 }
 
-static inline float load(const void *base, xattn_dtype t, int64_t i) {
-  if (t == XATTN_F32) return ((const float *)base)[i];
-  if (t == XATTN_BF16) return xattn_bf16_to_f32(((const uint16_t *)base)[i]);
-  return xattn_f16_to_f32(((const uint16_t *)base)[i]);
-}
 
-static inline void store(void *base, xattn_dtype t, int64_t i, float v) {
-  if (t == XATTN_F32) ((float *)base)[i] = v;
-  else if (t == XATTN_BF16) ((uint16_t *)base)[i] = xattn_f32_to_bf16(v);
-  else ((uint16_t *)base)[i] = xattn_f32_to_f16(v);
+/* n contiguous elements of dtype t starting at base[off], as f32. The
+ * conversion a user would write: memcpy for f32, a shift for bf16 (exact). */
+static void row_to_f32(float *dst, const void *base, xattn_dtype t, int64_t off, int32_t n) {
+  if (t == XATTN_F32) {
+    memcpy(dst, (const float *)base + off, sizeof(float) * (size_t)n);
+  } else if (t == XATTN_BF16) {
+    const uint16_t *src = (const uint16_t *)base + off;
+    for (int32_t d = 0; d < n; d++) {
+      uint32_t bits = (uint32_t)src[d] << 16;
+      memcpy(&dst[d], &bits, sizeof bits);
+    }
+  } else {
+    for (int32_t d = 0; d < n; d++) dst[d] = xb_element_f32(base, t, off + d);
+  }
 }
 
 static int64_t slot_of(const xattn_problem *p, int32_t b, int32_t j) {
@@ -65,8 +70,8 @@ static void gather_kv(const xattn_problem *p, int32_t b, int32_t kvh, int32_t nk
     }
     const int64_t kb = row * kt->token_stride + kvh * kt->head_stride;
     const int64_t vb = row * vt->token_stride + kvh * vt->head_stride;
-    for (int32_t d = 0; d < D; d++) k[(int64_t)j * D + d] = load(kt->data, p->dtype, kb + d);
-    for (int32_t d = 0; d < DV; d++) v[(int64_t)j * DV + d] = load(vt->data, p->dtype, vb + d);
+    row_to_f32(k + (int64_t)j * D, kt->data, p->dtype, kb, D);
+    row_to_f32(v + (int64_t)j * DV, vt->data, p->dtype, vb, DV);
   }
 }
 
@@ -79,7 +84,7 @@ static void one_head(const xattn_problem *p, int32_t b, int32_t h, const scratch
   gather_kv(p, b, kvh, nk, sc->k, sc->v);
   for (int32_t i = 0; i < E; i++) {
     const int64_t qb = (start + i) * p->q.token_stride + (int64_t)h * p->q.head_stride;
-    for (int32_t d = 0; d < D; d++) sc->q[(int64_t)i * D + d] = load(p->q.data, p->dtype, qb + d);
+    row_to_f32(sc->q + (int64_t)i * D, p->q.data, p->dtype, qb, D);
   }
   const float cap = p->logit_cap, sink = p->sinks ? p->sinks[h] : -INFINITY;
   for (int32_t i0 = 0; i0 < E; i0 += ROW_BLOCK) {
@@ -130,7 +135,7 @@ static void one_head(const xattn_problem *p, int32_t b, int32_t h, const scratch
   }
   for (int32_t i = 0; i < E; i++) {
     const int64_t ob = (start + i) * p->o_token_stride + (int64_t)h * p->o_head_stride;
-    for (int32_t d = 0; d < DV; d++) store(p->o, p->dtype, ob + d, sc->o[(int64_t)i * DV + d]);
+    for (int32_t d = 0; d < DV; d++) xb_element_store(p->o, p->dtype, ob + d, sc->o[(int64_t)i * DV + d]);
   }
 }
 

@@ -33,10 +33,7 @@ static void *alloc_aligned(size_t bytes) {
 static void fill(void *dst, xattn_dtype t, int64_t n, uint64_t seed, uint64_t stream, int threads) {
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t i = 0; i < n; i++) {
-    float v = unit_value(seed, stream, (uint64_t)i);
-    if (t == XATTN_F32) ((float *)dst)[i] = v;
-    else if (t == XATTN_BF16) ((uint16_t *)dst)[i] = xattn_f32_to_bf16(v);
-    else ((uint16_t *)dst)[i] = xattn_f32_to_f16(v);
+    xb_element_store(dst, t, i, unit_value(seed, stream, (uint64_t)i));
   }
 }
 
@@ -249,16 +246,22 @@ int xb_problem_build_shape(xb_problem *pb, const xb_workload *w, xattn_dtype dty
 
 void xb_problem_clear_output(xb_problem *pb) { zero(pb->o, pb->output_bytes, pb->threads); }
 
-static float load(const void *base, xattn_dtype t, int64_t i) {
+float xb_element_f32(const void *base, xattn_dtype t, int64_t i) {
   if (t == XATTN_F32) return ((const float *)base)[i];
   if (t == XATTN_BF16) return xattn_bf16_to_f32(((const uint16_t *)base)[i]);
   return xattn_f16_to_f32(((const uint16_t *)base)[i]);
 }
 
+void xb_element_store(void *base, xattn_dtype t, int64_t i, float v) {
+  if (t == XATTN_F32) ((float *)base)[i] = v;
+  else if (t == XATTN_BF16) ((uint16_t *)base)[i] = xattn_f32_to_bf16(v);
+  else ((uint16_t *)base)[i] = xattn_f32_to_f16(v);
+}
+
 void xb_problem_output_f32(const xb_problem *pb, float *dst) {
   const xattn_problem *p = &pb->p;
   const int64_t n = p->total_tokens * p->heads_q * p->head_dim_v;
-  for (int64_t i = 0; i < n; i++) dst[i] = load(p->o, p->dtype, i);
+  for (int64_t i = 0; i < n; i++) dst[i] = xb_element_f32(p->o, p->dtype, i);
 }
 
 double xb_error_ratio(const xb_problem *pb, const float *o, const double *ref) {

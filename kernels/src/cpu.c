@@ -6,6 +6,7 @@
 #include "internal/kernel.h"
 #if defined(__x86_64__)
 #include <cpuid.h>
+#include <stdatomic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -13,8 +14,9 @@
  * (XCR0 bits 17-18) and, on Linux, this process's permission to use it,
  * which is asked for once (arch_prctl ARCH_REQ_XCOMP_PERM, XTILEDATA). */
 static int amx_usable(void) {
-  static int state = -1; /* benign race: every thread computes the same answer */
-  if (state >= 0) return state;
+  static atomic_int state = -1; /* threads racing here all compute the same answer */
+  const int known = atomic_load(&state);
+  if (known >= 0) return known;
   unsigned a, b, c, d;
   int ok = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 22)) && (d & (1u << 24));
   if (ok) {
@@ -31,8 +33,8 @@ static int amx_usable(void) {
 #else
   ok = 0;
 #endif
-  state = ok;
-  return state;
+  atomic_store(&state, ok);
+  return ok;
 }
 #endif
 

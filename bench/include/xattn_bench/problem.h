@@ -49,6 +49,11 @@ int xb_problem_build_shape(xb_problem *out, const xb_workload *w, xattn_dtype dt
                            uint64_t seed, char *err, size_t errlen);
 void xb_problem_free(xb_problem *pb);
 
+/* Element i of an array of dtype t, as float; and the reverse (round to
+ * nearest even, through the library's conversions). */
+float xb_element_f32(const void *base, xattn_dtype t, int64_t i);
+void xb_element_store(void *base, xattn_dtype t, int64_t i, float v);
+
 /* Zeroes o (to tell a kernel that wrote nothing from one that did). */
 void xb_problem_clear_output(xb_problem *pb);
 

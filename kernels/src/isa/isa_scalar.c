@@ -1,13 +1,14 @@
-/* Portable C kernels (any CPU): the f32 kernel template with one-lane vectors. */
+/* Portable C kernels (any CPU): the f32 kernel template with the generic
+ * vectors of simd_scalar.h. */
 #include "xattn/xattn.h"
 #include "internal/kernel.h"
 #include "xattn_variant_list.h"
 #include "isa/simd_scalar.h"
 
 #define RC 16 /* rows per chunk */
-#define KR 4  /* QK block: keys */
+#define KR 2  /* QK block: keys */
 #define KC 4  /* QK block: row vectors */
-#define PR 4  /* PV block: rows */
+#define PR 2  /* PV block: rows */
 #define PC 4  /* PV block: dv vectors */
 #include "isa/kernels_f32.inc"
 #include "isa/item.inc"
