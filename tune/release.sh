@@ -11,7 +11,8 @@
 #   6. (--bench) xattn-bench on the same suites in both builds (labels default-header and
 #      tuned-header, Google Benchmark JSON in results/) for `xattn plot`'s tuned figure
 # Everything lands in results/<machine>/<commit>/<UTC stamp>_*. Measurements are cached
-# in results/<machine>/tune-cache.jsonl, so a killed run resumes where it stopped.
+# in results/<machine>/tune-cache-<kernel digest>.jsonl, so a killed run resumes where it
+# stopped, and a changed kernel source starts its own cache instead of being refused.
 #
 # usage: tune/release.sh [--suite NAME]... [--budget 12m] [--reps 15] [--jobs 2] [--bench]
 #                        [--tune-build DIR] [--release-build DIR] [--fresh] [-- extra xattn-tune run args]
@@ -61,6 +62,7 @@ TUNE=$(tool "$TUNE_BUILD")
 
 MACHINE=$("$TUNE" identity | sed -n 's/^machine: *//p')
 COMMIT=$("$TUNE" identity | sed -n 's/^commit: *//p')
+DIGEST=$("$TUNE" identity | sed -n 's/^kernel digest: *\([0-9a-f]\{12\}\).*/\1/p')
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT="$ROOT/results/$MACHINE/$COMMIT"
 mkdir -p "$OUT"
@@ -70,7 +72,7 @@ echo "[release] machine $MACHINE, commit $COMMIT, load: $(cut -d' ' -f1-3 /proc/
 step "2/5 tuning ${SUITES[*]} (budget $BUDGET)"
 "$TUNE" run "${SUITE_ARGS[@]}" --budget "$BUDGET" --header "$HDR" \
         --report "$OUT/${STAMP}_tune-report.md" \
-        --cache "$ROOT/results/$MACHINE/tune-cache.jsonl" "${FRESH[@]}" "${EXTRA[@]}"
+        --cache "$ROOT/results/$MACHINE/tune-cache-$DIGEST.jsonl" "${FRESH[@]}" "${EXTRA[@]}"
 
 VARIANTS=$("$TUNE" variants "$HDR")
 step "3/5 release build $REL_BUILD (header $HDR, variants $VARIANTS)"
