@@ -13,14 +13,14 @@
 # Everything lands in results/<machine>/<commit>/<UTC stamp>_*. Measurements are cached
 # in results/<machine>/tune-cache.jsonl, so a killed run resumes where it stopped.
 #
-# usage: tune/release.sh [--suite NAME]... [--budget 12m] [--reps 9] [--jobs 2] [--bench]
+# usage: tune/release.sh [--suite NAME]... [--budget 12m] [--reps 15] [--jobs 2] [--bench]
 #                        [--tune-build DIR] [--release-build DIR] [--fresh] [-- extra xattn-tune run args]
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SUITES=()
 BUDGET=12m
-REPS=9
+REPS=15
 JOBS=2
 TUNE_BUILD="$ROOT/build-tune"
 REL_BUILD="$ROOT/build-release"

@@ -94,14 +94,15 @@ int tune_compare(tune_env *env, tune_class_set *cs, const tune_compare_opts *o, 
     double *tb = calloc((size_t)o->reps, sizeof(double)), *tt = calloc((size_t)o->reps, sizeof(double));
     int n = 0;
     for (int k = 0; k < o->reps; k++) {
-      /* ABBA order: neither side always runs first */
+      /* ABBA order: neither side always runs first; every timed run follows an
+       * untimed run of the same configuration, as in the tuner's comparisons */
       double a, b;
       if (k % 2 == 0) {
-        a = ev.measure(ev.ctx, c, &bc, k == 0);
-        b = ev.measure(ev.ctx, c, NULL, k == 0);
+        a = ev.measure(ev.ctx, c, &bc, 1);
+        b = ev.measure(ev.ctx, c, NULL, 1);
       } else {
-        b = ev.measure(ev.ctx, c, NULL, 0);
-        a = ev.measure(ev.ctx, c, &bc, 0);
+        b = ev.measure(ev.ctx, c, NULL, 1);
+        a = ev.measure(ev.ctx, c, &bc, 1);
       }
       if (a < 0 || b < 0) break;
       tb[n] = a;

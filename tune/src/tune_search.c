@@ -251,7 +251,7 @@ static void shuffle(slot *s, int n, tune_rng *rng) {
 /* Repetitions the budget lets this class's search use (LONG_MAX-ish: no limit). */
 static long affordable_reps(const run_ctx *rc) {
   long a = 1L << 40;
-  long reserve = (long)(rc->set->finalists + 2) * rc->set->final_reps;
+  long reserve = (long)(rc->set->finalists + 3) * rc->set->final_reps;
   if (rc->class_evals_limit > 0) {
     long e = rc->class_evals_limit - rc->b->evals - reserve;
     if (e < a) a = e;
@@ -298,7 +298,7 @@ static int search(run_ctx *rc, const tune_cand *cands, int n, slot *slots) {
 
   if (set->strategy == TUNE_EXHAUSTIVE) {
     rc->out->n_considered = n;
-    rc->planned = rc->done + (long)n * set->reps + (long)(set->finalists + 2) * set->final_reps;
+    rc->planned = rc->done + (long)n * set->reps + (long)(set->finalists + 3) * set->final_reps;
     return measure_round(rc, cands, slots, n, set->reps, "exhaustive", &ok) == ST_OK;
   }
 
@@ -307,7 +307,7 @@ static int search(run_ctx *rc, const tune_cand *cands, int n, slot *slots) {
     if (k > n) k = n;
     if (k > afford / set->reps) k = afford / set->reps > 0 ? afford / set->reps : 1;
     rc->out->n_considered = (int)k;
-    rc->planned = rc->done + k * set->reps + (long)(set->finalists + 2) * set->final_reps;
+    rc->planned = rc->done + k * set->reps + (long)(set->finalists + 3) * set->final_reps;
     /* the first k that verify: rejected ones are replaced by the next in line */
     int complete = 1, take = (int)k;
     for (;;) {
@@ -331,7 +331,7 @@ static int search(run_ctx *rc, const tune_cand *cands, int n, slot *slots) {
             rc->cls->key, m, n);
   }
   rc->out->n_considered = m;
-  rc->planned = rc->done + halving_cost(m, set->eta, set->reps) + (long)(set->finalists + 2) * set->final_reps;
+  rc->planned = rc->done + halving_cost(m, set->eta, set->reps) + (long)(set->finalists + 3) * set->final_reps;
   int alive = m, r = 1, round = 0;
   for (;;) {
     char what[48];
@@ -367,36 +367,43 @@ static int pick_top(slot *slots, int n, int k, const slot **top) {
   return m;
 }
 
-/* Near-ties at the top of a noisy search are common: the finalists run
- * interleaved (each rep after an untimed run of itself) and the lowest median
- * wins. The decision against the defaults then uses fresh repetitions, so the
- * pick does not bias it. Falls back to the search's best if the budget ends. */
-static int pick_finalist(run_ctx *rc, const tune_cand *cands, const slot **top, int nt) {
-  if (nt <= 1) return 0;
+/* Near-ties at the top of a noisy search are common: the finalists and the
+ * defaults run interleaved (each repetition after an untimed run of itself)
+ * and the lowest median wins. Returns the winning finalist, or -1 if the
+ * defaults won (nothing to adopt). The decision against the defaults then
+ * uses fresh repetitions, so this pick does not bias it. If the budget ends
+ * first, the search's best goes on. */
+static int pick_finalist(run_ctx *rc, const tune_cand *cands, const slot **top, int nt,
+                         double *def_med, double *win_med) {
   rc->class_deadline = 0; /* reserved in the plan, like the final comparison */
   rc->class_evals_limit = 0;
   int reps = rc->set->final_reps, n = reps;
   const double *t;
   int have;
   for (int i = 0; i < reps && n == reps; i++)
-    for (int f = 0; f < nt; f++) {
-      snprintf(rc->stage, sizeof rc->stage, "finalists (%d), interleaved %d/%d", nt, i + 1, reps);
-      if (ensure_reps(rc, &cands[top[f]->idx], "finalists", i + 1, 1, &t, &have) != ST_OK) {
+    for (int f = -1; f < nt; f++) {
+      snprintf(rc->stage, sizeof rc->stage, "finalists (%d + defaults), interleaved %d/%d", nt,
+               i + 1, reps);
+      if (ensure_reps(rc, f < 0 ? NULL : &cands[top[f]->idx], "finalists", i + 1, 1, &t, &have) !=
+          ST_OK) {
         n = i;
         break;
       }
     }
   if (n < 3) return 0;
-  int best = 0;
-  double best_med = 0;
+  int best = -1;
+  int k = tune_store_times(rc->st, rc->cls->key, "default", "finalists", &t);
+  double best_med = tune_median(t, k < n ? k : n);
+  *def_med = best_med;
   for (int f = 0; f < nt; f++) {
-    int k = tune_store_times(rc->st, rc->cls->key, cands[top[f]->idx].key, "finalists", &t);
+    k = tune_store_times(rc->st, rc->cls->key, cands[top[f]->idx].key, "finalists", &t);
     double m = tune_median(t, k < n ? k : n);
-    if (f == 0 || m < best_med) {
+    if (m < best_med) {
       best = f;
       best_med = m;
     }
   }
+  *win_med = best_med;
   return best;
 }
 
@@ -467,9 +474,13 @@ int tune_class_run(const tune_class *cls, const tune_cand *cands, int n, const t
   const slot **top = calloc((size_t)k, sizeof(slot *));
   int nt = top ? pick_top(slots, n, k, top) : 0;
   const slot *best = NULL;
+  int defaults_won = 0;
+  double def_med = 0, win_med = 0;
   if (nt > 0) {
     out->n_finalists = nt;
-    best = top[pick_finalist(&rc, cands, top, nt)];
+    int w = pick_finalist(&rc, cands, top, nt, &def_med, &win_med);
+    defaults_won = w < 0;
+    best = top[w < 0 ? 0 : w];
   }
   free(top);
   if (!best) {
@@ -487,7 +498,12 @@ int tune_class_run(const tune_class *cls, const tune_cand *cands, int n, const t
   free(slots);
 
   progress(&rc, 1);
-  if (compare_with_default(&rc, &out->best) != 0) {
+  if (defaults_won) {
+    snprintf(out->note, sizeof out->note,
+             "no better config found: the defaults beat the %d finalists (median %.3g ms vs best "
+             "finalist %.3g ms)",
+             out->n_finalists, 1e3 * def_med, 1e3 * win_med);
+  } else if (compare_with_default(&rc, &out->best) != 0) {
     snprintf(out->note, sizeof out->note,
              "budget exhausted before the comparison with the defaults (%d reps): kept the defaults",
              out->final_n);
