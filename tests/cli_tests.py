@@ -197,6 +197,10 @@ def malformed(bindir, tmp):
         ("q.npy header length past the file", "causal", lambda d: write(d, "q.npy", b"\x93NUMPY\x01\x00\xff\xff{"), "q.npy"),
         ("q.npy object dtype", "causal", lambda d: write(d, "q.npy", raw_npy(
             "{'descr': '|O', 'fortran_order': False, 'shape': (8, 4, 16), }")), "q.npy"),
+        ("q.npy unknown header key", "causal", lambda d: write(d, "q.npy", raw_npy(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (8, 4, 16), 'align': 64, }")), "q.npy"),
+        ("req_index float", "causal", lambda d: np.save(os.path.join(d, "req_index.npy"),
+                                                        load(d, "req_index.npy").astype(np.float64)), "req_index.npy"),
         ("q.npy is a directory", "causal", lambda d: (os.remove(os.path.join(d, "q.npy")),
                                                       os.mkdir(os.path.join(d, "q.npy"))), "q.npy"),
     ]
@@ -330,6 +334,13 @@ def commands(bindir, tmp):
         rc, out, err, san = run([xattn, "run", d, opt, val])
         check(rc == 1 and len(err.splitlines()) == 1 and opt[2:] in err and not san,
               f"run {opt} {val}: refused naming it: {err.strip()!r}")
+
+    # XATTN_ISA picks the ISA when --isa is not given; a bad one is refused by name
+    rc, out, err, san = run([xattn, "run", d], dict(os.environ, XATTN_ISA="scalar"))
+    check(rc == 0 and "isa scalar" in out and not san, f"XATTN_ISA=scalar runs scalar: {out.strip()!r}")
+    rc, out, err, san = run([xattn, "run", d], dict(os.environ, XATTN_ISA="z80"))
+    check(rc == 1 and len(err.splitlines()) == 1 and "XATTN_ISA" in err and not san,
+          f"XATTN_ISA=z80 refused naming it: {err.strip()!r}")
 
     # git-style external commands: next to the binary, $XATTN_LIBEXEC, PATH
     ext = os.path.join(tmp, "libexec")

@@ -3,7 +3,10 @@
  * run configurations and compared with the reference. Complements the fixed
  * grids of test_diff with shapes nobody thought of.
  *
- *   test_fuzz [--iterations N] [--seed S] [--runs R]
+ *   test_fuzz [--iterations N] [--seed S] [--runs R] [--budget TOKENS] [--max-work W]
+ *
+ * --budget bounds the drawn prefix and total extend lengths (default 700),
+ * --max-work the reference's rows x keys x heads x (D + DV) (default 2e7).
  *
  * A failure prints the seed and iteration; rerun with that --seed and
  * --iterations 1 to get only it (XATTN_TEST_DUMP=DIR writes it as a case).
@@ -27,14 +30,17 @@ static int32_t length(uint64_t *r, int max) {
 }
 
 int main(int argc, char **argv) {
-  int iterations = 40, runs = 4;
+  int iterations = 40, runs = 4, budget = 700;
+  double max_work = 2e7;
   uint64_t seed = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--iterations")) iterations = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--seed")) seed = strtoull(argv[i + 1], NULL, 10);
     else if (!strcmp(argv[i], "--runs")) runs = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--budget")) budget = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--max-work")) max_work = atof(argv[i + 1]);
     else {
-      fprintf(stderr, "usage: test_fuzz [--iterations N] [--seed S] [--runs R]\n");
+      fprintf(stderr, "usage: test_fuzz [--iterations N] [--seed S] [--runs R] [--budget TOKENS] [--max-work W]\n");
       return 2;
     }
   }
@@ -54,7 +60,6 @@ int main(int argc, char **argv) {
     memset(&s, 0, sizeof s);
     s.name = "fuzz";
     s.batch = 1 + pick(&r, TP_MAX_BATCH);
-    int budget = 700; /* keeps the fp64 reference quick */
     for (int b = 0; b < s.batch; ++b) {
       s.prefix[b] = pick(&r, 3) ? length(&r, budget) : 0;
       s.extend[b] = length(&r, budget / s.batch > 1 ? budget / s.batch : 1);
@@ -70,7 +75,7 @@ int main(int argc, char **argv) {
         double sb = s.prefix[b] + s.extend[b] > s.encoder[b] ? s.prefix[b] + s.extend[b] : s.encoder[b];
         if (sb > S) S = sb;
       }
-      if (T * S * s.hq * (s.d + s.dv) < 2e7) break;
+      if (T * S * s.hq * (s.d + s.dv) < max_work) break;
       for (int b = 0; b < s.batch; ++b) s.prefix[b] /= 2, s.extend[b] /= 2, s.encoder[b] /= 2;
     }
     s.pad_head = pick(&r, 2) ? pick(&r, 9) : 0;

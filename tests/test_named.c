@@ -65,8 +65,8 @@ static double problem_work(const tproblem *tp) {
  * for big problems, to keep the sanitizer run short). */
 static int check_all(tproblem *tp) {
   int fails = 0;
-  const tp_exec *execs = problem_work(tp) > 1e5 ? g_smoke : g_execs;
-  int nexec = problem_work(tp) > 1e5 ? g_nsmoke : g_nexec;
+  const tp_exec *execs = problem_work(tp) > 3e5 ? g_smoke : g_execs;
+  int nexec = problem_work(tp) > 3e5 ? g_nsmoke : g_nexec;
   char d[256], e[160], r[400];
   tp_describe(tp, d, sizeof d);
   for (int i = 0; i < nexec; ++i) {

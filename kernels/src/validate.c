@@ -71,9 +71,9 @@ static xattn_status check_rows(const xattn_problem *p) {
     qsort(ranges, (size_t)n, 2 * sizeof(int64_t), cmp_rows);
     for (int i = 1; i < n; i++)
       if (ranges[2 * i] < ranges[2 * i - 1]) {
+        long long row = (long long)ranges[2 * i];
         free(ranges);
-        return xattn_fail(XATTN_ERR_SHAPE, "extend_start: requests' rows overlap at row %lld",
-                          (long long)ranges[2 * i]);
+        return xattn_fail(XATTN_ERR_SHAPE, "extend_start: requests' rows overlap at row %lld", row);
       }
     free(ranges);
   }

@@ -42,17 +42,14 @@ typedef struct xattn_partial_view {
   float *m, *l;          /* [rows] */
 } xattn_partial_view;
 
-/* Per-thread scratch, allocated once per call by the driver. */
-typedef struct xattn_scratch {
-  void *base;
-  size_t bytes;
-} xattn_scratch;
-
+/* Runs one item. scratch: this thread's slice of the per-call scratch
+ * (scratch_bytes(run) bytes, 64-byte aligned, allocated once per call by the
+ * driver). part: kvsplit partial to fill, or NULL to write o. */
 typedef void (*xattn_item_fn)(const xattn_run *run, const xattn_item *it,
                               void *scratch, const xattn_partial_view *part);
 typedef size_t (*xattn_scratch_fn)(const xattn_run *run);
 
-/* One ISA's kernels. item[v] is the kernel for variant v of the compiled
+/* One ISA's kernels. items[v] is the kernel for variant v of the compiled
  * variant list (xattn_variant_name(v)); kernels handle every dtype. */
 typedef struct xattn_isa_kernels {
   const char *name;
