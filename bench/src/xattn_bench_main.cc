@@ -8,6 +8,7 @@
 #include <cstring>
 #include <regex>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -77,7 +78,11 @@ int count_selected(const std::string &filter) {
 std::string default_results_dir() {
   const char *env = std::getenv("XATTN_RESULTS_DIR");
   if (env && *env) return env;
-  return std::string(XB_SOURCE_DIR) + "/results";
+  // the source tree's results/ while it exists (a build tree), else ./results
+  // (an installed binary on another machine)
+  struct stat st;
+  if (stat(XB_SOURCE_DIR, &st) == 0 && S_ISDIR(st.st_mode)) return std::string(XB_SOURCE_DIR) + "/results";
+  return "results";
 }
 
 }  // namespace
