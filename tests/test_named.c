@@ -642,6 +642,32 @@ static void concurrent_calls(void) {
   }
 }
 
+/* ---- resolve_reports_running_isa --------------------------------------------
+ * An ISA with bf16 code only (amx, avx512bf16) runs f32/f16 problems with the
+ * avx512 kernels; what xattn_resolve reports (and so what bench rows and config
+ * classes are named after) must be that ISA, not the one asked for. */
+static void resolve_reports_running_isa(void) {
+  tp_shape s = {"resolve", 1, {3}, {5}, {0}, 2, 1, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0};
+  const char *bf16_only[] = {"amx", "avx512bf16"};
+  for (int k = 0; k < 2; ++k) {
+    if (!xattn_isa_runnable(bf16_only[k])) continue;
+    for (int dt = 0; dt < 3; ++dt) {
+      tproblem tp;
+      build(&tp, &s, with(M_CAUSAL, (xattn_dtype)dt, XATTN_MODE_CAUSAL, 0, -1, -1), 311 + dt);
+      xattn_options o;
+      xattn_options_init(&o);
+      o.isa = bf16_only[k];
+      const char *isa = NULL;
+      CHECK(xattn_resolve(&tp.p, &o, NULL, NULL, &isa, NULL) == XATTN_OK, "resolve %s: %s", bf16_only[k], xattn_last_error());
+      const char *want = dt == XATTN_BF16 ? bf16_only[k] : "avx512";
+      CHECK(isa && !strcmp(isa, want), "isa %s on %s resolves to %s, expected %s", bf16_only[k],
+            xattn_dtype_name((xattn_dtype)dt), isa ? isa : "(null)", want);
+      n_runs++;
+      tp_free(&tp);
+    }
+  }
+}
+
 static const struct {
   const char *name;
   void (*fn)(void);
@@ -652,6 +678,7 @@ static const struct {
     T(causal_vs_bidirectional_differ_where_masked), T(empty_rows_write_zeros),
     T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan),
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
+    T(resolve_reports_running_isa),
 #undef T
 };
 

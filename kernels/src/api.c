@@ -101,6 +101,7 @@ static xattn_status resolve_all(const xattn_problem *p, const xattn_options *opt
   }
   xattn_status s = resolve_isa(opts->isa, &r->isa);
   if (s != XATTN_OK) return s;
+  if (r->isa->non_bf16 && p->dtype != XATTN_BF16) r->isa = r->isa->non_bf16;
 
   int64_t max_e = 0, max_p = 0;
   for (int b = 0; b < p->batch; b++) {

@@ -55,6 +55,10 @@ typedef struct xattn_isa_kernels {
   const char *name;
   xattn_scratch_fn scratch_bytes;
   const xattn_item_fn *items;
+  /* An ISA with bf16 code only names the ISA whose kernels run its f32 and f16
+   * problems; resolution substitutes it, so what a call reports (xattn_resolve,
+   * bench rows, the config class) is the code that really runs. NULL: itself. */
+  const struct xattn_isa_kernels *non_bf16;
 } xattn_isa_kernels;
 
 /* Compiled ISAs, best first (index = xattn_isa_name order). */

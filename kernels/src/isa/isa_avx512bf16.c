@@ -149,14 +149,7 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
   }
 }
 
-/* f32 and f16 problems: the avx512 kernel of the same variant */
-#define ITEM_DELEGATE(v) \
-  (run->p->dtype != XATTN_BF16 && (xattn_isa_avx512.items[(v)](run, it, scratch, part), 1))
 #include "isa/item.inc"
 
-static size_t scratch_bytes(const xattn_run *run) {
-  const size_t own = item_scratch_bytes(run), f32 = xattn_isa_avx512.scratch_bytes(run);
-  return own > f32 ? own : f32;
-}
-
-const xattn_isa_kernels xattn_isa_avx512bf16 = {"avx512bf16", scratch_bytes, item_table};
+const xattn_isa_kernels xattn_isa_avx512bf16 = {"avx512bf16", item_scratch_bytes, item_table,
+                                                &xattn_isa_avx512 /* f32, f16 */};
