@@ -39,7 +39,7 @@ void xb_options_usage(const char *argv0) {
           "  --check                  before timing, check each xattn row against the fp64 reference\n"
           "                           (calls up to --reference-max-gflop) or the BLAS baseline\n"
           "  --no-peak                skip the impl:peak rows (peaks are still measured for pct_peak)\n"
-          "  --peak-seconds S         length of each start-up peak-probe run, best of 7 (default 0.05)\n"
+          "  --peak-seconds S         length of each start-up peak-probe run, best of 15 (default 0.02)\n"
           "All --benchmark_* flags of Google Benchmark work as usual (filter, min_time, out, ...).\n",
           argv0);
 }
@@ -67,7 +67,7 @@ int xb_options_parse(xb_options *o, int *argc, char **argv, char *err, size_t er
   o->threads = "auto";
   o->seed = 42;
   o->repetitions = 5;
-  o->peak_seconds = 0.05;
+  o->peak_seconds = 0.02;
   o->reference_max_flops = 0.05e9;
   o->blas_threading = XB_BLAS_HEADS;
   const char *placements = "compact";

@@ -43,7 +43,7 @@ typedef struct xb_options {
   double reference_max_flops;   /* --reference-max-gflop X (0: no reference rows) */
   xb_blas_threading blas_threading; /* --blas-threading heads|gemm */
   int repetitions;              /* --repetitions N (default 5) */
-  double peak_seconds;          /* --peak-seconds S: length of one peak-probe run at start-up (default 0.05) */
+  double peak_seconds;          /* --peak-seconds S: length of one peak-probe run at start-up (default 0.02) */
   int check;                    /* --check: before timing, compare each xattn row's output with the
                                    fp64 reference (small calls) or the BLAS baseline (SPEC 3 tolerances) */
   int list_suites;              /* --list-suites */

@@ -180,10 +180,10 @@ double xb_peak_gflops(xb_peak_kind kind, int threads, double min_seconds) {
     if (grow > 64) grow = 64;
     iters = (int64_t)(iters * grow);
   }
-  /* a peak is the best the machine can do: the fastest of 7 runs, so that a
+  /* a peak is the best the machine can do: the fastest of 15 short runs, so that a
    * run slowed by another process on a shared machine does not lower it */
   double best = 1e300;
-  for (int i = 0; i < 7; i++) {
+  for (int i = 0; i < 15; i++) {
     double s = xb_peak_run(kind, threads, iters);
     if (s < best) best = s;
   }

@@ -25,7 +25,7 @@ double xb_peak_flops_per_thread(xb_peak_kind kind, int64_t iters);
 /* Runs `iters` iterations on each of `threads` OpenMP threads; returns the
  * wall seconds of the parallel region. */
 double xb_peak_run(xb_peak_kind kind, int threads, int64_t iters);
-/* Calibrated measurement: GFLOP/s (best of 7 runs of ~min_seconds each).
+/* Calibrated measurement: GFLOP/s (best of 15 runs of ~min_seconds each).
  * 0 when the kind is not supported. */
 double xb_peak_gflops(xb_peak_kind kind, int threads, double min_seconds);
 
