@@ -662,6 +662,10 @@ static void resolve_reports_running_isa(void) {
       const char *want = dt == XATTN_BF16 ? bf16_only[k] : "avx512";
       CHECK(isa && !strcmp(isa, want), "isa %s on %s resolves to %s, expected %s", bf16_only[k],
             xattn_dtype_name((xattn_dtype)dt), isa ? isa : "(null)", want);
+      /* the tuner keys its classes with xattn_running_isa: it must name the same */
+      const char *keyed = xattn_running_isa(bf16_only[k], (xattn_dtype)dt);
+      CHECK(keyed && !strcmp(keyed, want), "xattn_running_isa(%s, %s) = %s, expected %s", bf16_only[k],
+            xattn_dtype_name((xattn_dtype)dt), keyed ? keyed : "(null)", want);
       n_runs++;
       tp_free(&tp);
     }

@@ -74,6 +74,16 @@ const char *xattn_best_isa(void) {
   return k->name;
 }
 
+/* The kernels that really run a dtype: bf16-only ISAs hand f32/f16 to another. */
+static const xattn_isa_kernels *running_isa(const xattn_isa_kernels *k, xattn_dtype dtype) {
+  return k->non_bf16 && dtype != XATTN_BF16 ? k->non_bf16 : k;
+}
+
+const char *xattn_running_isa(const char *isa, xattn_dtype dtype) {
+  const xattn_isa_kernels *k = isa_find(isa ? isa : xattn_best_isa());
+  return k ? running_isa(k, dtype)->name : NULL;
+}
+
 /* ---- layouts ----------------------------------------------------------------- */
 static const char *const layout_names[] = {"flat", "gqa", "kvsplit"};
 int xattn_layout_count(void) { return 3; }
@@ -101,7 +111,7 @@ static xattn_status resolve_all(const xattn_problem *p, const xattn_options *opt
   }
   xattn_status s = resolve_isa(opts->isa, &r->isa);
   if (s != XATTN_OK) return s;
-  if (r->isa->non_bf16 && p->dtype != XATTN_BF16) r->isa = r->isa->non_bf16;
+  r->isa = running_isa(r->isa, p->dtype);
 
   int64_t max_e = 0, max_p = 0;
   for (int b = 0; b < p->batch; b++) {

@@ -70,7 +70,6 @@ int tune_classes_load(tune_class_set *cs, const char *const *suites, int n_suite
                       char *err, size_t errn) {
   memset(cs, 0, sizeof *cs);
   int cap = 0;
-  const char *isa = xattn_best_isa();
   size_t k = 0;
   uint64_t all = 0xcbf29ce484222325ULL;
   for (int s = 0; s < n_suites; s++) {
@@ -97,7 +96,8 @@ int tune_classes_load(tune_class_set *cs, const char *const *suites, int n_suite
       for (int t = 0; t < wl->ndtypes; t++) {
         tune_class c;
         memset(&c, 0, sizeof c);
-        snprintf(c.isa, sizeof c.isa, "%s", isa);
+        /* keyed like the kernels' config lookup: the ISA that runs this dtype */
+        snprintf(c.isa, sizeof c.isa, "%s", xattn_running_isa(NULL, wl->dtypes[t]));
         snprintf(c.dtype, sizeof c.dtype, "%s", xattn_dtype_name(wl->dtypes[t]));
         c.d = wl->head_dim;
         c.dv = wl->head_dim_v;

@@ -151,6 +151,11 @@ int xattn_isa_count(void);
 const char *xattn_isa_name(int i);    /* built ISA i, in preference order (best first) */
 int xattn_isa_runnable(const char *isa); /* 1 if built and this CPU can run it */
 const char *xattn_best_isa(void);     /* what NULL isa resolves to (honours XATTN_ISA env) */
+/* The ISA whose kernels run a problem of this dtype when `isa` is asked for
+ * (NULL: the best runnable): an ISA with bf16 code only (amx, avx512bf16) runs
+ * f32/f16 with avx512. Config-header classes are keyed by this name. NULL if
+ * `isa` is not built. */
+const char *xattn_running_isa(const char *isa, xattn_dtype dtype);
 
 int xattn_variant_count(void);
 const char *xattn_variant_name(int i); /* "BMxBN" */
