@@ -2,6 +2,7 @@
  * xattn_validate(). */
 #define _POSIX_C_SOURCE 200809L
 #include "case_io.h"
+#include "err_line.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -13,16 +14,6 @@
 #include <sys/stat.h>
 
 #define CASE_JSON_MAX (16u << 20) /* a case.json is small; bigger is a wrong file */
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-  if (!err || !errlen) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  for (char *c = err; *c; ++c)
-    if (*c == '\n' || *c == '\r') *c = ' ';
-}
 
 npy_dtype xattn_case_npy_dtype(xattn_dtype t) {
   switch (t) {
@@ -60,15 +51,15 @@ static int get_int(json_ctx *j, const char *key, const int64_t *dflt, int64_t lo
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(j->root, key);
   if (!v) {
     if (dflt) return *out = *dflt, 0;
-    set_err(j->err, j->errlen, "%s: missing required key '%s'", j->file, key);
+    err_line(j->err, j->errlen, "%s: missing required key '%s'", j->file, key);
     return -1;
   }
   if (json_integer(v, lo, hi, out)) {
     if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) && v->valuedouble < (double)lo)
-      set_err(j->err, j->errlen, "%s: %s: %g is below the minimum %lld", j->file, key,
+      err_line(j->err, j->errlen, "%s: %s: %g is below the minimum %lld", j->file, key,
               v->valuedouble, (long long)lo);
     else
-      set_err(j->err, j->errlen, "%s: %s: not an integer in [%lld, %lld]", j->file, key,
+      err_line(j->err, j->errlen, "%s: %s: not an integer in [%lld, %lld]", j->file, key,
               (long long)lo, (long long)hi);
     return -1;
   }
@@ -79,7 +70,7 @@ static int get_float(json_ctx *j, const char *key, double dflt, double *out) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(j->root, key);
   if (!v) return *out = dflt, 0;
   if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
-    set_err(j->err, j->errlen, "%s: %s: not a finite number", j->file, key);
+    err_line(j->err, j->errlen, "%s: %s: not a finite number", j->file, key);
     return -1;
   }
   *out = v->valuedouble;
@@ -90,11 +81,11 @@ static int get_str(json_ctx *j, const char *key, const char *dflt, const char **
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(j->root, key);
   if (!v) {
     if (dflt) return *out = dflt, 0;
-    set_err(j->err, j->errlen, "%s: missing required key '%s'", j->file, key);
+    err_line(j->err, j->errlen, "%s: missing required key '%s'", j->file, key);
     return -1;
   }
   if (!cJSON_IsString(v)) {
-    set_err(j->err, j->errlen, "%s: %s: not a string", j->file, key);
+    err_line(j->err, j->errlen, "%s: %s: not a string", j->file, key);
     return -1;
   }
   *out = v->valuestring;
@@ -108,33 +99,33 @@ static int get_int_array(json_ctx *j, const char *key, int64_t want_n, int64_t l
                          int64_t *n) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(j->root, key);
   if (!v) {
-    set_err(j->err, j->errlen, "%s: missing required key '%s'", j->file, key);
+    err_line(j->err, j->errlen, "%s: missing required key '%s'", j->file, key);
     return -1;
   }
   if (!cJSON_IsArray(v)) {
-    set_err(j->err, j->errlen, "%s: %s: not an array", j->file, key);
+    err_line(j->err, j->errlen, "%s: %s: not an array", j->file, key);
     return -1;
   }
   int64_t len = cJSON_GetArraySize(v);
   if (want_n >= 0 && len != want_n) {
-    set_err(j->err, j->errlen, "%s: %s: %lld entries but prefix_lens has %lld", j->file, key,
+    err_line(j->err, j->errlen, "%s: %s: %lld entries but prefix_lens has %lld", j->file, key,
             (long long)len, (long long)want_n);
     return -1;
   }
   *out = malloc((size_t)(len ? len : 1) * sizeof **out);
   if (!*out) {
-    set_err(j->err, j->errlen, "%s: out of memory", j->file);
+    err_line(j->err, j->errlen, "%s: out of memory", j->file);
     return -1;
   }
   int64_t i = 0;
   for (const cJSON *e = v->child; e; e = e->next, ++i) {
     int64_t x;
     if (json_integer(e, INT32_MIN, INT32_MAX, &x)) {
-      set_err(j->err, j->errlen, "%s: %s[%lld]: not a 32-bit integer", j->file, key, (long long)i);
+      err_line(j->err, j->errlen, "%s: %s[%lld]: not a 32-bit integer", j->file, key, (long long)i);
       return -1;
     }
     if (x < lo) {
-      set_err(j->err, j->errlen, "%s: %s[%lld]: negative length %lld", j->file, key, (long long)i,
+      err_line(j->err, j->errlen, "%s: %s[%lld]: negative length %lld", j->file, key, (long long)i,
               (long long)x);
       return -1;
     }
@@ -147,18 +138,18 @@ static int get_int_array(json_ctx *j, const char *key, int64_t want_n, int64_t l
 static char *read_text(const char *path, char *err, size_t errlen) {
   FILE *f = fopen(path, "rb");
   if (!f) {
-    set_err(err, errlen, "%s: cannot open", path);
+    err_line(err, errlen, "%s: cannot open", path);
     return NULL;
   }
   struct stat st;
   if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)CASE_JSON_MAX) {
-    set_err(err, errlen, "%s: not a regular file of at most %u bytes", path, CASE_JSON_MAX);
+    err_line(err, errlen, "%s: not a regular file of at most %u bytes", path, CASE_JSON_MAX);
     fclose(f);
     return NULL;
   }
   char *s = malloc((size_t)st.st_size + 1);
   if (!s || fread(s, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-    set_err(err, errlen, "%s: cannot read", path);
+    err_line(err, errlen, "%s: cannot read", path);
     free(s);
     fclose(f);
     return NULL;
@@ -166,7 +157,7 @@ static char *read_text(const char *path, char *err, size_t errlen) {
   s[st.st_size] = '\0';
   fclose(f);
   if (strlen(s) != (size_t)st.st_size) {
-    set_err(err, errlen, "%s: NUL byte in JSON text", path);
+    err_line(err, errlen, "%s: NUL byte in JSON text", path);
     free(s);
     return NULL;
   }
@@ -190,7 +181,7 @@ static xattn_status load_npy(const char *dir, const char *name, const int *dtype
   char file[64];
   snprintf(file, sizeof file, "%s.npy", name);
   char *path = join(dir, file);
-  if (!path) return set_err(err, errlen, "%s: out of memory", file), XATTN_ERR_NOMEM;
+  if (!path) return err_line(err, errlen, "%s: out of memory", file), XATTN_ERR_NOMEM;
   xattn_status st = XATTN_OK;
   if (npy_read(path, a, err, errlen)) {
     st = XATTN_ERR_IO;
@@ -204,7 +195,7 @@ static xattn_status load_npy(const char *dir, const char *name, const int *dtype
              i ? " or " : "", npy_dtype_descr((npy_dtype)dtypes[i]));
   }
   if (!ok) {
-    set_err(err, errlen, "%s: dtype %s, want %s", path, npy_dtype_descr(a->dtype), accepted);
+    err_line(err, errlen, "%s: dtype %s, want %s", path, npy_dtype_descr(a->dtype), accepted);
     st = XATTN_ERR_DTYPE;
     goto out;
   }
@@ -223,7 +214,7 @@ static xattn_status load_npy(const char *dir, const char *name, const int *dtype
                               (long long)want[i]);
     }
     if (n < sizeof exp) snprintf(exp + n, sizeof exp - n, "]");
-    set_err(err, errlen, "%s: shape %s, case.json implies %s", path, got, exp);
+    err_line(err, errlen, "%s: shape %s, case.json implies %s", path, got, exp);
     st = XATTN_ERR_SHAPE;
   }
 out:
@@ -246,9 +237,9 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
   if (!root || !cJSON_IsObject(root)) {
     const char *at = cJSON_GetErrorPtr();
     if (!root && at && at >= text && at <= text + strlen(text))
-      set_err(err, errlen, "%s: invalid JSON near byte %ld", jpath, (long)(at - text));
+      err_line(err, errlen, "%s: invalid JSON near byte %ld", jpath, (long)(at - text));
     else
-      set_err(err, errlen, "%s: not a JSON object", jpath);
+      err_line(err, errlen, "%s: not a JSON object", jpath);
     goto fail;
   }
   st = XATTN_ERR_SHAPE;
@@ -257,7 +248,7 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
     int known = 0;
     for (int i = 0; known_keys[i]; ++i) known |= e->string && !strcmp(e->string, known_keys[i]);
     if (!known) {
-      set_err(err, errlen, "%s: unknown key '%s'", jpath, e->string ? e->string : "?");
+      err_line(err, errlen, "%s: unknown key '%s'", jpath, e->string ? e->string : "?");
       goto fail;
     }
   }
@@ -282,13 +273,13 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
   st = XATTN_ERR_DTYPE;
   if (get_str(&j, "dtype", NULL, &s)) goto fail;
   if (xattn_dtype_parse(s, &p->dtype)) {
-    set_err(err, errlen, "%s: dtype: unknown dtype '%s' (want f32, bf16 or f16)", jpath, s);
+    err_line(err, errlen, "%s: dtype: unknown dtype '%s' (want f32, bf16 or f16)", jpath, s);
     goto fail;
   }
   st = XATTN_ERR_MODE;
   if (get_str(&j, "mode", "causal", &s)) goto fail;
   if (xattn_mode_parse(s, &p->mode)) {
-    set_err(err, errlen, "%s: mode: unknown mode '%s' (want causal, bidirectional, cross or tree)",
+    err_line(err, errlen, "%s: mode: unknown mode '%s' (want causal, bidirectional, cross or tree)",
             jpath, s);
     goto fail;
   }
@@ -298,7 +289,7 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
   else if (!strcmp(s, "top_left"))
     p->align = XATTN_ALIGN_TOP_LEFT;
   else {
-    set_err(err, errlen, "%s: align: unknown alignment '%s' (want bottom_right or top_left)", jpath,
+    err_line(err, errlen, "%s: align: unknown alignment '%s' (want bottom_right or top_left)", jpath,
             s);
     goto fail;
   }
@@ -309,7 +300,7 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
     if (!cJSON_IsArray(w) || cJSON_GetArraySize(w) != 2 ||
         json_integer(cJSON_GetArrayItem(w, 0), INT32_MIN, INT32_MAX, &l) ||
         json_integer(cJSON_GetArrayItem(w, 1), INT32_MIN, INT32_MAX, &r)) {
-      set_err(err, errlen, "%s: window: not [left, right] integers", jpath);
+      err_line(err, errlen, "%s: window: not [left, right] integers", jpath);
       goto fail;
     }
     p->window_left = (int32_t)l;
@@ -317,7 +308,7 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
   }
   const cJSON *hs = cJSON_GetObjectItemCaseSensitive(root, "has_sinks");
   if (hs && !cJSON_IsBool(hs)) {
-    set_err(err, errlen, "%s: has_sinks: not true or false", jpath);
+    err_line(err, errlen, "%s: has_sinks: not true or false", jpath);
     goto fail;
   }
   c->has_sinks = hs && cJSON_IsTrue(hs);
@@ -332,12 +323,12 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
   if (p->mode == XATTN_MODE_CROSS) {
     if (get_int_array(&j, "encoder_lens", B, 0, &c->encoder_lens, &n2)) goto fail;
   } else if (enc) {
-    set_err(err, errlen, "%s: encoder_lens: given but mode is %s (cross only)", jpath,
+    err_line(err, errlen, "%s: encoder_lens: given but mode is %s (cross only)", jpath,
             xattn_mode_name(p->mode));
     goto fail;
   }
   if (B > INT32_MAX) {
-    set_err(err, errlen, "%s: prefix_lens: too many requests", jpath);
+    err_line(err, errlen, "%s: prefix_lens: too many requests", jpath);
     goto fail;
   }
   int64_t T = 0;
@@ -393,7 +384,7 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
     st = XATTN_ERR_SHAPE;
     if (c->tree_mask.shape[1] != c->tree_mask.shape[2] || c->tree_mask.shape[1] < c->max_extend ||
         c->tree_mask.shape[1] > INT32_MAX) {
-      set_err(err, errlen, "%s/tree_mask.npy: shape [%lld, %lld, %lld], want [B, max_E, max_E] "
+      err_line(err, errlen, "%s/tree_mask.npy: shape [%lld, %lld, %lld], want [B, max_E, max_E] "
               "with max_E >= max(extend_lens) = %lld", dir, (long long)c->tree_mask.shape[0],
               (long long)c->tree_mask.shape[1], (long long)c->tree_mask.shape[2],
               (long long)c->max_extend);
@@ -402,7 +393,7 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
     const uint8_t *m = c->tree_mask.data;
     for (int64_t i = 0; i < c->tree_mask.count; ++i)
       if (m[i] > 1) {
-        set_err(err, errlen, "%s/tree_mask.npy: element %lld is %u, not a bool", dir, (long long)i,
+        err_line(err, errlen, "%s/tree_mask.npy: element %lld is %u, not a bool", dir, (long long)i,
                 m[i]);
         goto fail;
       }
@@ -427,7 +418,7 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
   c->req_index = malloc((size_t)(B ? B : 1) * sizeof *c->req_index);
   if (!c->req_index) {
     st = XATTN_ERR_NOMEM;
-    set_err(err, errlen, "%s: out of memory", dir);
+    err_line(err, errlen, "%s: out of memory", dir);
     goto fail;
   }
   for (int64_t b = 0; b < B; ++b)
@@ -443,7 +434,7 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
   st = xattn_validate(p);
   p->o = NULL;
   if (st != XATTN_OK) {
-    set_err(err, errlen, "%s: %s", dir, xattn_last_error());
+    err_line(err, errlen, "%s: %s", dir, xattn_last_error());
     goto fail;
   }
   cJSON_Delete(root);
@@ -509,11 +500,11 @@ xattn_status xattn_case_save(const char *dir, const xattn_problem *p, char *err,
   if (!probe.o) probe.o = &o_probe; /* the output is not part of a case */
   xattn_status st = xattn_validate(&probe);
   if (st != XATTN_OK) {
-    set_err(err, errlen, "%s: %s", dir, xattn_last_error());
+    err_line(err, errlen, "%s: %s", dir, xattn_last_error());
     return st;
   }
   if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-    set_err(err, errlen, "%s: cannot create: %s", dir, strerror(errno));
+    err_line(err, errlen, "%s: cannot create: %s", dir, strerror(errno));
     return XATTN_ERR_IO;
   }
   const int B = p->batch, hq = p->heads_q, hkv = p->heads_kv, d = p->head_dim, dv = p->head_dim_v;
@@ -601,12 +592,12 @@ xattn_status xattn_case_save(const char *dir, const xattn_problem *p, char *err,
   int ok = f && fputs(text, f) >= 0;
   if (f && fclose(f) != 0) ok = 0;
   if (ok && rename(tmp, jpath) != 0) ok = 0;
-  if (!ok) set_err(err, errlen, "%s/case.json: cannot write", dir);
+  if (!ok) err_line(err, errlen, "%s/case.json: cannot write", dir);
   free(jpath);
   free(tmp);
   st = ok ? XATTN_OK : XATTN_ERR_IO;
 out:
-  if (st == XATTN_ERR_NOMEM) set_err(err, errlen, "%s: out of memory", dir);
+  if (st == XATTN_ERR_NOMEM) err_line(err, errlen, "%s: out of memory", dir);
   cJSON_Delete(root);
   free(text);
   for (int i = 0; i < 6; ++i) free(bufs[i]);

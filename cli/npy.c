@@ -1,6 +1,7 @@
 /* Strict .npy reader/writer; see npy.h for what is accepted and why. */
 #define _POSIX_C_SOURCE 200809L
 #include "npy.h"
+#include "err_line.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -23,17 +24,6 @@ const char *npy_dtype_descr(npy_dtype t) {
 }
 
 size_t npy_dtype_size(npy_dtype t) { return (unsigned)t < NPY_DTYPE_COUNT ? descr_sizes[t] : 0; }
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-  if (!err || !errlen) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  /* one line, always */
-  for (char *c = err; *c; ++c)
-    if (*c == '\n' || *c == '\r') *c = ' ';
-}
 
 void npy_shape_string(int ndim, const int64_t *shape, char *buf, size_t len) {
   size_t n = 0;
@@ -126,27 +116,27 @@ static int parse_header(const char *path, const char *h, size_t hlen, npy_array 
   int have_descr = 0, have_order = 0, have_shape = 0;
   const char *why = NULL;
   if (!eat(&c, '{')) {
-    set_err(err, errlen, "%s: header is not a dict", path);
+    err_line(err, errlen, "%s: header is not a dict", path);
     return -1;
   }
   for (;;) {
     if (eat(&c, '}')) break;
     char key[32], val[32];
     if (parse_str(&c, key, sizeof key) || !eat(&c, ':')) {
-      set_err(err, errlen, "%s: header dict is malformed", path);
+      err_line(err, errlen, "%s: header dict is malformed", path);
       return -1;
     }
     if (!strcmp(key, "descr")) {
       if (have_descr++) goto dup;
       if (parse_str(&c, val, sizeof val)) {
-        set_err(err, errlen, "%s: descr is not a simple dtype string", path);
+        err_line(err, errlen, "%s: descr is not a simple dtype string", path);
         return -1;
       }
       int found = -1;
       for (int t = 0; t < NPY_DTYPE_COUNT; ++t)
         if (!strcmp(val, descr_names[t])) found = t;
       if (found < 0) {
-        set_err(err, errlen,
+        err_line(err, errlen,
                 "%s: dtype '%s' not supported (want one of <f4 <f2 <u2 <i4 <i8 |b1 |u1 <f8, "
                 "little-endian)",
                 path, val);
@@ -156,42 +146,42 @@ static int parse_header(const char *path, const char *h, size_t hlen, npy_array 
     } else if (!strcmp(key, "fortran_order")) {
       if (have_order++) goto dup;
       if (parse_word(&c, "True")) {
-        set_err(err, errlen, "%s: fortran_order True not supported (C order only)", path);
+        err_line(err, errlen, "%s: fortran_order True not supported (C order only)", path);
         return -1;
       }
       if (!parse_word(&c, "False")) {
-        set_err(err, errlen, "%s: fortran_order is not True or False", path);
+        err_line(err, errlen, "%s: fortran_order is not True or False", path);
         return -1;
       }
     } else if (!strcmp(key, "shape")) {
       if (have_shape++) goto dup;
       if (parse_shape(&c, a, &why)) {
-        set_err(err, errlen, "%s: %s", path, why);
+        err_line(err, errlen, "%s: %s", path, why);
         return -1;
       }
     } else {
-      set_err(err, errlen, "%s: unknown header key '%s'", path, key);
+      err_line(err, errlen, "%s: unknown header key '%s'", path, key);
       return -1;
     }
     if (eat(&c, '}')) break;
     if (!eat(&c, ',')) {
-      set_err(err, errlen, "%s: header dict is malformed", path);
+      err_line(err, errlen, "%s: header dict is malformed", path);
       return -1;
     }
   }
   skip_ws(&c);
   if (c.s != c.end) {
-    set_err(err, errlen, "%s: trailing bytes after the header dict", path);
+    err_line(err, errlen, "%s: trailing bytes after the header dict", path);
     return -1;
   }
   if (!have_descr || !have_order || !have_shape) {
-    set_err(err, errlen, "%s: header lacks '%s'", path,
+    err_line(err, errlen, "%s: header lacks '%s'", path,
             !have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
     return -1;
   }
   return 0;
 dup:
-  set_err(err, errlen, "%s: duplicate header key", path);
+  err_line(err, errlen, "%s: duplicate header key", path);
   return -1;
 }
 
@@ -200,18 +190,18 @@ int npy_read(const char *path, npy_array *a, char *err, size_t errlen) {
   memset(a, 0, sizeof *a);
   FILE *f = fopen(path, "rb");
   if (!f) {
-    set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    err_line(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     return -1;
   }
   char *hdr = NULL;
   struct stat st;
   if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    set_err(err, errlen, "%s: not a regular file", path);
+    err_line(err, errlen, "%s: not a regular file", path);
     goto fail;
   }
   unsigned char pre[12];
   if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0) {
-    set_err(err, errlen, "%s: not a .npy file (bad magic)", path);
+    err_line(err, errlen, "%s: not a .npy file (bad magic)", path);
     goto fail;
   }
   unsigned major = pre[6], minor = pre[7];
@@ -221,28 +211,28 @@ int npy_read(const char *path, npy_array *a, char *err, size_t errlen) {
     pre_len = 10;
   } else if ((major == 2 || major == 3) && minor == 0) {
     if (fread(pre + 10, 1, 2, f) != 2) {
-      set_err(err, errlen, "%s: truncated header", path);
+      err_line(err, errlen, "%s: truncated header", path);
       goto fail;
     }
     hlen = (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
     pre_len = 12;
   } else {
-    set_err(err, errlen, "%s: unsupported .npy version %u.%u", path, major, minor);
+    err_line(err, errlen, "%s: unsupported .npy version %u.%u", path, major, minor);
     goto fail;
   }
   if (hlen > NPY_MAX_HEADER || (uint64_t)pre_len + hlen > (uint64_t)st.st_size) {
-    set_err(err, errlen, "%s: truncated header (header length %zu, file size %lld)", path, hlen,
+    err_line(err, errlen, "%s: truncated header (header length %zu, file size %lld)", path, hlen,
             (long long)st.st_size);
     goto fail;
   }
   hdr = malloc(hlen + 1);
   if (!hdr || fread(hdr, 1, hlen, f) != hlen) {
-    set_err(err, errlen, "%s: cannot read header", path);
+    err_line(err, errlen, "%s: cannot read header", path);
     goto fail;
   }
   hdr[hlen] = '\0';
   if (memchr(hdr, '\0', hlen)) {
-    set_err(err, errlen, "%s: NUL byte in header", path);
+    err_line(err, errlen, "%s: NUL byte in header", path);
     goto fail;
   }
   if (parse_header(path, hdr, hlen, a, err, errlen)) goto fail;
@@ -253,7 +243,7 @@ int npy_read(const char *path, npy_array *a, char *err, size_t errlen) {
   int64_t count = 1;
   for (int i = 0; i < a->ndim; ++i) {
     if (a->shape[i] != 0 && count > INT64_MAX / (int64_t)isz / a->shape[i]) {
-      set_err(err, errlen, "%s: shape is too large", path);
+      err_line(err, errlen, "%s: shape is too large", path);
       goto fail;
     }
     count *= a->shape[i];
@@ -264,22 +254,22 @@ int npy_read(const char *path, npy_array *a, char *err, size_t errlen) {
   if (have != want) {
     char shp[128];
     npy_shape_string(a->ndim, a->shape, shp, sizeof shp);
-    set_err(err, errlen, "%s: %s: shape %s %s needs %llu data bytes, file has %llu", path,
+    err_line(err, errlen, "%s: %s: shape %s %s needs %llu data bytes, file has %llu", path,
             have < want ? "truncated" : "trailing bytes", shp, descr_names[a->dtype],
             (unsigned long long)want, (unsigned long long)have);
     goto fail;
   }
   if (want > SIZE_MAX - 1) {
-    set_err(err, errlen, "%s: array too large for this machine", path);
+    err_line(err, errlen, "%s: array too large for this machine", path);
     goto fail;
   }
   a->data = malloc(want ? (size_t)want : 1);
   if (!a->data) {
-    set_err(err, errlen, "%s: out of memory (%llu bytes)", path, (unsigned long long)want);
+    err_line(err, errlen, "%s: out of memory (%llu bytes)", path, (unsigned long long)want);
     goto fail;
   }
   if (want && fread(a->data, 1, (size_t)want, f) != (size_t)want) {
-    set_err(err, errlen, "%s: read failed (file changed while reading?)", path);
+    err_line(err, errlen, "%s: read failed (file changed while reading?)", path);
     goto fail;
   }
   fclose(f);
@@ -301,7 +291,7 @@ void npy_free(npy_array *a) {
 int npy_write(const char *path, npy_dtype t, int ndim, const int64_t *shape, const void *data,
               char *err, size_t errlen) {
   if ((unsigned)t >= NPY_DTYPE_COUNT || ndim < 0 || ndim > NPY_MAX_DIMS) {
-    set_err(err, errlen, "%s: bad array description", path);
+    err_line(err, errlen, "%s: bad array description", path);
     return -1;
   }
   char dict[512], shp[400];
@@ -323,7 +313,7 @@ int npy_write(const char *path, npy_dtype t, int ndim, const int64_t *shape, con
   hlen += (64 - (pre + hlen) % 64) % 64;
   char *hdr = malloc(pre + hlen);
   if (!hdr) {
-    set_err(err, errlen, "%s: out of memory", path);
+    err_line(err, errlen, "%s: out of memory", path);
     return -1;
   }
   memcpy(hdr, "\x93NUMPY", 6);
@@ -338,7 +328,7 @@ int npy_write(const char *path, npy_dtype t, int ndim, const int64_t *shape, con
   char *tmp = malloc(plen);
   if (!tmp) {
     free(hdr);
-    set_err(err, errlen, "%s: out of memory", path);
+    err_line(err, errlen, "%s: out of memory", path);
     return -1;
   }
   snprintf(tmp, plen, "%s.tmp.%ld", path, (long)getpid());
@@ -349,7 +339,7 @@ int npy_write(const char *path, npy_dtype t, int ndim, const int64_t *shape, con
   if (f && fclose(f) != 0) ok = 0;
   if (ok && rename(tmp, path) != 0) ok = 0;
   if (!ok) {
-    set_err(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+    err_line(err, errlen, "%s: cannot write: %s", path, strerror(errno));
     remove(tmp);
   }
   free(tmp);
