@@ -117,6 +117,18 @@ static void merge_group(const xattn_run *run, const split_group *g, float *parts
   }
 }
 
+/* One work item; a kvsplit part writes its (acc, m, l) into its slot of parts. */
+static void run_item(xattn_item_fn fn, const xattn_run *run, const xattn_item *it, void *scratch,
+                     float *parts, size_t part_floats, int rows_max, int dv) {
+  if (it->part < 0) {
+    fn(run, it, scratch, NULL);
+    return;
+  }
+  float *base = parts + (size_t)it->part * part_floats;
+  xattn_partial_view pv = {base, base + (size_t)rows_max * dv, base + (size_t)rows_max * dv + rows_max};
+  fn(run, it, scratch, &pv);
+}
+
 xattn_status xattn_drive(const xattn_problem *p, const xattn_isa_kernels *isa, int variant,
                          xattn_layout_kind layout, xattn_schedule sched, int threads,
                          int kv_splits) {
@@ -239,24 +251,12 @@ xattn_status xattn_drive(const xattn_problem *p, const xattn_isa_kernels *isa, i
       if (dynamic) {
 #pragma omp for schedule(dynamic, 1) nowait
         for (int64_t i = 0; i < n_items; i++) {
-          xattn_partial_view pv = {0}, *pvp = NULL;
-          if (iv[i].part >= 0) {
-            float *base = parts + (size_t)iv[i].part * part_floats;
-            pv = (xattn_partial_view){base, base + (size_t)rows_max * dv, base + (size_t)rows_max * dv + rows_max};
-            pvp = &pv;
-          }
-          fn(&run, &iv[i], mine, pvp);
+          run_item(fn, &run, &iv[i], mine, parts, part_floats, rows_max, dv);
         }
       } else {
 #pragma omp for schedule(static, 1) nowait
         for (int64_t i = 0; i < n_items; i++) {
-          xattn_partial_view pv = {0}, *pvp = NULL;
-          if (iv[i].part >= 0) {
-            float *base = parts + (size_t)iv[i].part * part_floats;
-            pv = (xattn_partial_view){base, base + (size_t)rows_max * dv, base + (size_t)rows_max * dv + rows_max};
-            pvp = &pv;
-          }
-          fn(&run, &iv[i], mine, pvp);
+          run_item(fn, &run, &iv[i], mine, parts, part_floats, rows_max, dv);
         }
       }
       if (n_groups > 0) {
