@@ -140,15 +140,7 @@ static inline __m512 exp2_bf16_finite(__m512 x) { /* x finite: scalef underflows
   return _mm512_scalef_ps(p, n);
 }
 static inline __m512 exp2_bf16(__m512 x) { /* x may be -inf (masked): clamp first */
-  x = _mm512_max_ps(x, _mm512_set1_ps(-160.0f));
-  const __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m512 f = _mm512_sub_ps(x, n);
-  __m512 p = _mm512_set1_ps(9.6181291076284772e-03f);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5504108664821580e-02f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022650695910071e-01f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718055994531e-01f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
-  return _mm512_scalef_ps(p, n);
+  return exp2_bf16_finite(_mm512_max_ps(x, _mm512_set1_ps(-160.0f)));
 }
 
 /* Online softmax on row-major raw dot products (scaled here). Fully visible
