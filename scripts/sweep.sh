@@ -3,7 +3,8 @@
 # needed, tune the kernels on the default suite, build with the tuned header,
 # check the header is in use, benchmark tuned against default in one run,
 # run the peers if their venv exists, and draw the plots + HTML report.
-# Small enough for a laptop: about 15 minutes on 2 cores with the defaults.
+# Small enough for a laptop: 9.5 minutes measured on 2 cores (--budget 4m; most of it
+# is the two xattn-bench runs and the peers, tuning itself stopped after 72 s).
 #   scripts/sweep.sh [--suite NAME]... [--budget 6m] [--with-peers]
 # Everything it measures lands under results/<machine>/<commit>/; the report
 # under plots/out/<stamp>/index.html. A killed run resumes its tuning (the
