@@ -52,6 +52,13 @@ static double resampled_median(const double *x, int n, tune_rng *r, double *scra
   return tune_median(scratch, n);
 }
 
+/* The 95% percentile interval of bootstrap ratios (sorts them). */
+static void ci95_of(double *ratios, int n, tune_ratio *out) {
+  qsort(ratios, (size_t)n, sizeof(double), cmp_double);
+  out->lo = ratios[(int)(0.025 * (n - 1))];
+  out->hi = ratios[(int)(0.975 * (n - 1))];
+}
+
 tune_ratio tune_ratio_of_medians(const double *a, int na, const double *b, int nb, int resamples,
                                  uint64_t seed) {
   tune_ratio out = {tune_median(a, na) / tune_median(b, nb), 0, 0};
@@ -71,9 +78,7 @@ tune_ratio tune_ratio_of_medians(const double *a, int na, const double *b, int n
     double mb = resampled_median(b, nb, &r, scratch);
     ratios[i] = ma / mb;
   }
-  qsort(ratios, (size_t)resamples, sizeof(double), cmp_double);
-  out.lo = ratios[(int)(0.025 * (resamples - 1))];
-  out.hi = ratios[(int)(0.975 * (resamples - 1))];
+  ci95_of(ratios, resamples, &out);
   free(ratios);
   free(scratch);
   return out;
@@ -102,9 +107,7 @@ tune_ratio tune_ratio_of_medians_paired(const double *a, const double *b, int n,
     }
     ratios[i] = tune_median(sa, n) / tune_median(sb, n);
   }
-  qsort(ratios, (size_t)resamples, sizeof(double), cmp_double);
-  out.lo = ratios[(int)(0.025 * (resamples - 1))];
-  out.hi = ratios[(int)(0.975 * (resamples - 1))];
+  ci95_of(ratios, resamples, &out);
   free(ratios);
   free(sa);
   free(sb);
