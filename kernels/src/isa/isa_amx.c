@@ -7,10 +7,14 @@
  * Layouts (NS = the tile's key count rounded up to 32, D32 = D rounded up to 32,
  * padding is zeros; u32 = a pair of bf16, the "VNNI" rows tile B operands need):
  *   qt chunk [RC][D32] bf16    queries as stored (tile A of Q K^T)
- *   kp       [D32/2][NS] u32   pair (k[j][2t], k[j][2t+1]) at [t][j]: keys transposed
- *                              with 16x16 register transposes (tile B)
+ *   kp       [NS/32][D32/2][32] u32  pair (k[j][2t], k[j][2t+1]) at [j/32][t][j%32]:
+ *                              keys transposed with 16x16 register transposes (tile
+ *                              B), blocks of 32 keys contiguous so that a block stays
+ *                              in L1 (rows NS*4 bytes apart would share a few sets)
  *   vp       [NS/2][DVP] u32   pair (v[2j][c], v[2j+1][c]) at [j][c]  (tile B of P V)
- *   st       [RC][NS] f32      scores row-major (tile C), softmax'd in place
+ *   st       [NS/16][RC][16] f32  scores, tile-major: each 16 x 16 C tile is stored as
+ *                              one contiguous KiB (row-major rows NS*4 bytes apart
+ *                              made the tile stores cost as much as the products)
  *   pp       [RC][NS] bf16     p rounded to bf16 (tile A of P V)
  * Rows are processed in blocks of 32 (2 tiles), keys in blocks of 32. */
 #include <sys/syscall.h>
@@ -60,7 +64,8 @@ static void hook_pack_kv(void *kpv, void *vpv, const char *const *kptr, const ch
       for (int t = 0; t < 16; t++)
         r[t] = j0 + t < n ? _mm512_maskz_loadu_epi16(k, (const uint16_t *)kptr[j0 + t] + e0) : _mm512_setzero_si512();
       transpose16(r);
-      for (int t = 0; t < 16; t++) _mm512_store_si512(kp + (size_t)(e0 / 2 + t) * ns + j0, r[t]);
+      uint32_t *blk = kp + (size_t)(j0 / 32) * (d32 / 2) * 32 + (j0 & 16);
+      for (int t = 0; t < 16; t++) _mm512_store_si512(blk + (size_t)(e0 / 2 + t) * 32, r[t]);
     }
   }
   uint32_t *vp = (uint32_t *)vpv;
@@ -107,8 +112,9 @@ static __attribute__((noinline)) void hook_qk(const void *kpv, int n, int d, con
   const uint32_t *kp = (const uint32_t *)kpv;
   PROF_START(t0);
   const int ns = up32(n), d32 = up32(d), nrb = (nv + 1) & ~1;
-  for (int rb = 0; rb < nrb; rb += 2) {
-    for (int kb = 0; kb < ns / 16; kb += 2) {
+  for (int kb = 0; kb < ns / 32; kb++) { /* keys outer: the 32-key block is reused from L1 by every row block */
+    const uint32_t *kblk = kp + (size_t)kb * (d32 / 2) * 32;
+    for (int rb = 0; rb < nrb; rb += 2) {
       _tile_zero(0);
       _tile_zero(1);
       _tile_zero(2);
@@ -116,18 +122,18 @@ static __attribute__((noinline)) void hook_qk(const void *kpv, int n, int d, con
       for (int e0 = 0; e0 < d32; e0 += 32) {
         _tile_loadd(4, qt + (size_t)(rb * 16) * d32 + e0, d32 * 2);
         _tile_loadd(5, qt + (size_t)(rb * 16 + 16) * d32 + e0, d32 * 2);
-        _tile_loadd(6, kp + (size_t)(e0 / 2) * ns + kb * 16, ns * 4);
-        _tile_loadd(7, kp + (size_t)(e0 / 2) * ns + kb * 16 + 16, ns * 4);
+        _tile_loadd(6, kblk + (size_t)(e0 / 2) * 32, 128);
+        _tile_loadd(7, kblk + (size_t)(e0 / 2) * 32 + 16, 128);
         _tile_dpbf16ps(0, 4, 6);
         _tile_dpbf16ps(1, 4, 7);
         _tile_dpbf16ps(2, 5, 6);
         _tile_dpbf16ps(3, 5, 7);
       }
-      float *s = st + (size_t)(rb * 16) * ns + kb * 16;
-      _tile_stored(0, s, ns * 4);
-      _tile_stored(1, s + 16, ns * 4);
-      _tile_stored(2, s + (size_t)16 * ns, ns * 4);
-      _tile_stored(3, s + (size_t)16 * ns + 16, ns * 4);
+      float *s = st + (size_t)(kb * 2) * RC * 16 + rb * 16 * 16;
+      _tile_stored(0, s, 64);
+      _tile_stored(1, s + RC * 16, 64);
+      _tile_stored(2, s + 16 * 16, 64);
+      _tile_stored(3, s + RC * 16 + 16 * 16, 64);
     }
   }
   PROF_ADD(PROF_QK, t0, (size_t)nrb * (ns / 16) * (d32 / 32));
@@ -179,6 +185,9 @@ static inline __mmask16 row_mask(const row_view *v, int j) {
   return k;
 }
 
+/* the scores of keys j..j+15 of the row whose scores start at s (see st) */
+static inline const float *st_keys(const float *s, int j) { return s + (size_t)(j >> 4) * RC * 16; }
+
 /* x = the scaled (and soft-capped) score minus m, for 16 keys */
 static inline __m512 row_x(const row_view *v, const float *s, __m512 neg_m) {
   if (!v->capped) return _mm512_fmadd_ps(_mm512_load_ps(s), _mm512_set1_ps(v->scale2), neg_m);
@@ -193,8 +202,8 @@ static inline float row_max(const row_view *v, const float *s) {
   __m512 mx0 = neg_inf, mx1 = neg_inf; /* two chains: max has a latency of 4 */
   const int ns = up32(v->n);
   for (int j = 0; j < ns; j += 32) {
-    mx0 = _mm512_mask_max_ps(mx0, row_mask(v, j), mx0, row_x(v, s + j, zero));
-    mx1 = _mm512_mask_max_ps(mx1, row_mask(v, j + 16), mx1, row_x(v, s + j + 16, zero));
+    mx0 = _mm512_mask_max_ps(mx0, row_mask(v, j), mx0, row_x(v, st_keys(s, j), zero));
+    mx1 = _mm512_mask_max_ps(mx1, row_mask(v, j + 16), mx1, row_x(v, st_keys(s, j + 16), zero));
   }
   return _mm512_reduce_max_ps(_mm512_max_ps(mx0, mx1));
 }
@@ -205,9 +214,21 @@ static inline float row_exp(const row_view *v, const float *s, float m, uint16_t
   const __m512 neg_m = _mm512_set1_ps(-m), neg_inf = _mm512_set1_ps(-INFINITY);
   __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps(), mx0 = neg_inf, mx1 = neg_inf;
   const int ns = up32(v->n);
-  for (int j = 0; j < ns; j += 32) { /* 32 keys per step into two sums: one chain would bind */
+  int j = 0;
+  if (v->full && !v->capped) /* the common case: every key up to n & ~31 visible, no masks */
+    for (; j + 32 <= v->n; j += 32) {
+      const __m512 x0 = _mm512_fmadd_ps(_mm512_load_ps(st_keys(s, j)), _mm512_set1_ps(v->scale2), neg_m);
+      const __m512 x1 = _mm512_fmadd_ps(_mm512_load_ps(st_keys(s, j + 16)), _mm512_set1_ps(v->scale2), neg_m);
+      mx0 = _mm512_max_ps(mx0, x0);
+      mx1 = _mm512_max_ps(mx1, x1);
+      const __m512 p0 = exp2_bf16(x0), p1 = exp2_bf16(x1);
+      sum0 = _mm512_add_ps(sum0, p0);
+      sum1 = _mm512_add_ps(sum1, p1);
+      _mm512_store_si512(prow + j, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
+    }
+  for (; j < ns; j += 32) { /* 32 keys per step into two sums: one chain would bind */
     const __mmask16 k0 = row_mask(v, j), k1 = row_mask(v, j + 16);
-    const __m512 x0 = row_x(v, s + j, neg_m), x1 = row_x(v, s + j + 16, neg_m);
+    const __m512 x0 = row_x(v, st_keys(s, j), neg_m), x1 = row_x(v, st_keys(s, j + 16), neg_m);
     mx0 = _mm512_mask_max_ps(mx0, k0, mx0, x0);
     mx1 = _mm512_mask_max_ps(mx1, k1, mx1, x1);
     const __m512 p0 = _mm512_maskz_mov_ps(k0, exp2_bf16(x0)), p1 = _mm512_maskz_mov_ps(k1, exp2_bf16(x1));
@@ -232,7 +253,7 @@ static __attribute__((noinline)) void softmax_rows(float *st, int n, int full, i
   uint16_t *pp = (uint16_t *)ppv;
   row_view v = {n, full, cap2 > 0.0f, kpos0, 0, 0, NULL, scale2, cap2};
   for (int r = 0; r < crows; r++) {
-    const float *s = st + (size_t)r * ns;
+    const float *s = st + (size_t)r * 16;
     uint16_t *prow = pp + (size_t)r * ns;
     v.lo = lo[r];
     v.hi = hi[r];
