@@ -82,7 +82,7 @@ int main(int argc, char **argv) {
     s.pad_token = pick(&r, 2) ? pick(&r, 17) : 0;
     s.idx64 = pick(&r, 2);
     s.gapped = pick(&r, 3);
-    /* SPEC §3's tolerances hold for unit-scale logits: scale = f / sqrt(D),
+    /* docs/contract.md §3's tolerances hold for unit-scale logits: scale = f / sqrt(D),
      * f up to 3 (logits of standard deviation about f / 3); larger scales
      * make the f32 rounding of the logits alone exceed 1e-5 */
     s.scale = pick(&r, 2) ? 0.0f : (float)((0.1 + 1.45 * (tp_uniform(&r) + 1.0)) / sqrt((double)s.d));
@@ -92,11 +92,16 @@ int main(int argc, char **argv) {
     static const xattn_mode modes[] = {XATTN_MODE_CAUSAL, XATTN_MODE_CAUSAL, XATTN_MODE_BIDIRECTIONAL,
                                        XATTN_MODE_CROSS, XATTN_MODE_TREE};
     tp_mask m;
+    memset(&m, 0, sizeof m);
     m.mode = modes[pick(&r, 5)];
     m.align = m.mode == XATTN_MODE_CAUSAL && pick(&r, 3) == 0 ? XATTN_ALIGN_TOP_LEFT : XATTN_ALIGN_BOTTOM_RIGHT;
     m.dtype = (xattn_dtype)pick(&r, 3);
     m.wl = pick(&r, 2) ? -1 : pick(&r, 80);
     m.wr = pick(&r, 2) ? -1 : pick(&r, 20);
+    /* cache storage: slot table or pages of 1..20 tokens, either layout, table start columns */
+    m.page_size = pick(&r, 2) ? 0 : 1 + pick(&r, 20);
+    m.cache_layout = (xattn_cache_layout)pick(&r, 2);
+    m.start_cols = pick(&r, 2);
     tproblem tp;
     if (tp_build(&tp, &s, m, r)) return 1;
     char desc[256], shp[512];

@@ -94,15 +94,19 @@ typedef struct tile_config {
   uint8_t rows[16];
 } tile_config;
 
-/* A static object, not a local filled at run time: GCC 12 does not see that
- * ldtilecfg reads its operand and drops the stores to a local config when
- * amx_begin is not inlined (ldtilecfg then faults on the garbage). */
-static const tile_config amx_config = {
-    .palette = 1,
-    .colsb = {64, 64, 64, 64, 64, 64, 64, 64},
-    .rows = {16, 16, 16, 16, 16, 16, 16, 16},
-};
-static void amx_begin(void) { _tile_loadconfig(&amx_config); }
+static void amx_begin(void) {
+  tile_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.palette = 1;
+  for (int t = 0; t < 8; t++) {
+    cfg.colsb[t] = 64;
+    cfg.rows[t] = 16;
+  }
+  /* GCC 12 does not see ldtilecfg read cfg: when amx_begin is not inlined it
+   * drops the stores above as dead and the load faults (#GP on garbage) */
+  __asm__ volatile("" : : "r"(&cfg) : "memory");
+  _tile_loadconfig(&cfg);
+}
 #define HOOK_ITEM_BEGIN() amx_begin()
 #define HOOK_ITEM_END() _tile_release()
 
