@@ -14,7 +14,10 @@
  *   vp       [NS/2][DVP] u32   pair (v[2j][c], v[2j+1][c]) at [j][c]  (tile B of P V)
  *   st       [NS/16][RC][16] f32  scores, tile-major: each 16 x 16 C tile is stored as
  *                              one contiguous KiB (row-major rows NS*4 bytes apart
- *                              made the tile stores cost as much as the products)
+ *                              made the tile stores cost as much as the products);
+ *                              blocks of 16 keys ST_BLOCK floats apart, 64 bytes more
+ *                              than RC x 16 so that a row's blocks do not all fall in
+ *                              one L1 set (4 KiB apart they did)
  *   pp       [RC][NS] bf16     p rounded to bf16 (tile A of P V)
  * Rows are processed in blocks of 32 (2 tiles), keys in blocks of 32. */
 #include <sys/syscall.h>
@@ -27,6 +30,7 @@
 
 #define RC 64
 #define KR 32 /* keys are padded to a multiple of 32 */
+#define ST_BLOCK (RC * 16 + 16) /* st: floats from one block of 16 keys to the next (fits the (BN + KR) x RC of item.inc) */
 
 static inline int up32(int x) { return (x + 31) & ~31; }
 
@@ -133,11 +137,11 @@ static __attribute__((noinline)) void hook_qk(const void *kpv, int n, int d, con
         _tile_dpbf16ps(2, 5, 6);
         _tile_dpbf16ps(3, 5, 7);
       }
-      float *s = st + (size_t)(kb * 2) * RC * 16 + rb * 16 * 16;
+      float *s = st + (size_t)(kb * 2) * ST_BLOCK + rb * 16 * 16;
       _tile_stored(0, s, 64);
-      _tile_stored(1, s + RC * 16, 64);
+      _tile_stored(1, s + ST_BLOCK, 64);
       _tile_stored(2, s + 16 * 16, 64);
-      _tile_stored(3, s + RC * 16 + 16 * 16, 64);
+      _tile_stored(3, s + ST_BLOCK + 16 * 16, 64);
     }
   }
   PROF_ADD(PROF_QK, t0, (size_t)nrb * (ns / 16) * (d32 / 32));
@@ -190,7 +194,7 @@ static inline __mmask16 row_mask(const row_view *v, int j) {
 }
 
 /* the scores of keys j..j+15 of the row whose scores start at s (see st) */
-static inline const float *st_keys(const float *s, int j) { return s + (size_t)(j >> 4) * RC * 16; }
+static inline const float *st_keys(const float *s, int j) { return s + (size_t)(j >> 4) * ST_BLOCK; }
 
 /* x = the scaled (and soft-capped) score minus m, for 16 keys */
 static inline __m512 row_x(const row_view *v, const float *s, __m512 neg_m) {
@@ -205,7 +209,16 @@ static inline float row_max(const row_view *v, const float *s) {
   const __m512 neg_inf = _mm512_set1_ps(-INFINITY), zero = _mm512_setzero_ps();
   __m512 mx0 = neg_inf, mx1 = neg_inf; /* two chains: max has a latency of 4 */
   const int ns = up32(v->n);
-  for (int j = 0; j < ns; j += 32) {
+  int j = 0;
+  if (v->full && !v->capped && v->scale2 > 0.0f) { /* max(s * scale) = max(s) * scale: raw scores */
+    for (; j + 32 <= v->n; j += 32) {
+      mx0 = _mm512_max_ps(mx0, _mm512_load_ps(st_keys(s, j)));
+      mx1 = _mm512_max_ps(mx1, _mm512_load_ps(st_keys(s, j + 16)));
+    }
+    mx0 = _mm512_mul_ps(_mm512_max_ps(mx0, mx1), _mm512_set1_ps(v->scale2));
+    mx1 = neg_inf;
+  }
+  for (; j < ns; j += 32) {
     mx0 = _mm512_mask_max_ps(mx0, row_mask(v, j), mx0, row_x(v, st_keys(s, j), zero));
     mx1 = _mm512_mask_max_ps(mx1, row_mask(v, j + 16), mx1, row_x(v, st_keys(s, j + 16), zero));
   }
