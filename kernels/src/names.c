@@ -34,6 +34,7 @@ NAMED_ENUM(xattn_mode, mode, "causal", "bidirectional", "cross", "tree")
 NAMED_ENUM(xattn_align, align, "bottom_right", "top_left")
 NAMED_ENUM(xattn_schedule, schedule, "auto", "static", "dynamic")
 NAMED_ENUM(xattn_index_type, index_type, "i32", "i64")
+NAMED_ENUM(xattn_cache_layout, cache_layout, "token_major", "head_major")
 NAMED_ENUM(xattn_status, status, "ok", "null", "shape", "index", "stride", "mode", "dtype", "unsupported",
            "nomem", "io")
 

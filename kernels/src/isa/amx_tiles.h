@@ -22,6 +22,9 @@ static inline void xattn_amx_tiles_16x64(xattn_amx_tile_config *cfg) {
     cfg->colsb[t] = 64;
     cfg->rows[t] = 16;
   }
+  /* GCC 12 does not see ldtilecfg read the block: without this it may drop
+   * the stores above as dead and the load faults (#GP on garbage) */
+  __asm__ volatile("" : : "r"(cfg) : "memory");
 }
 
 #endif
