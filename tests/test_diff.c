@@ -15,12 +15,14 @@
  *   D/DV = 192/128 and 576/512, a batch of 8 mixed requests (3:1, cap); run under the smoke list (every variant, layout
  *   and kv_splits at least once) or a larger one.
  * --page N (paged block table of N tokens per block), --cache token_major|head_major
- * and --start-cols 1 (keys start at columns 1..4 of the table rows) run every
+ * --start-cols 1 (keys start at columns 1..4 of the table rows) and --kv e4m3fn|e5m2
+ * (fp8 cache with a tensor scale and per-token-per-head scales) run every
  * problem with that KV-cache storage instead of the slot table.
  * Failures print the problem and the run configuration, which reproduce it
  * (XATTN_TEST_ISA/_VARIANT/_LAYOUT/_THREADS narrow the run list).
  */
 #define _POSIX_C_SOURCE 200809L
+#include "xattn_common/clock.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,15 +69,10 @@ static const mode_spec all_modes[] = {
 
 #define MAX_PRINTED_FAILURES 25
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int usage(void) {
   fprintf(stderr, "usage: test_diff --modes LIST --shapes small|large --level full|reduced|smoke "
-                  "[--seed N] [--page N] [--cache token_major|head_major] [--start-cols 0|1]\n");
+                  "[--seed N] [--page N] [--cache token_major|head_major] [--start-cols 0|1] [--kv e4m3fn|e5m2]\n");
   return 2;
 }
 
@@ -99,6 +96,10 @@ int main(int argc, char **argv) {
       if (xattn_cache_layout_parse(v, &storage.cache_layout)) return usage();
     } else if (!strcmp(argv[i - 1], "--start-cols"))
       storage.start_cols = atoi(v);
+    else if (!strcmp(argv[i - 1], "--kv")) {
+      if (xattn_dtype_parse(v, &storage.kv8) || (storage.kv8 != XATTN_E4M3FN && storage.kv8 != XATTN_E5M2))
+        return usage();
+    }
     else if (!strcmp(argv[i - 1], "--level")) {
       if (!strcmp(v, "full"))
         level = TP_LEVEL_FULL;
@@ -136,7 +137,7 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  double t0 = now_s(), worst[3] = {0, 0, 0};
+  double t0 = xc_now(), worst[3] = {0, 0, 0};
   long problems = 0, runs = 0, failed_runs = 0, failed_refs = 0, printed = 0;
   for (int m = 0; m < NMODES; ++m) {
     if (!selected[m]) continue;
@@ -201,6 +202,6 @@ int main(int argc, char **argv) {
          "%ld failed runs, %ld failed references or pair counts; worst passing |err|/tol f32 %.3g, bf16 %.3g, "
          "f16 %.3g; %.1f s\n",
          modes_arg, shapes_arg, level == TP_LEVEL_FULL ? "full" : level == TP_LEVEL_REDUCED ? "reduced" : "smoke",
-         problems, nexec, runs, failed_runs, failed_refs, worst[0], worst[1], worst[2], now_s() - t0);
+         problems, nexec, runs, failed_runs, failed_refs, worst[0], worst[1], worst[2], xc_now() - t0);
   return failed_runs || failed_refs ? 1 : 0;
 }

@@ -7,7 +7,7 @@
  * call its static hooks directly; built only with -DXATTN_AMX_PROFILE=ON.
  *
  *   xattn-amx-split [KEYS [D [REPS]]]     (defaults 512 128 1000; RC rows = 64) */
-#define xattn_isa_amx xattn_isa_amx_split_copy /* the library has the real one */
+#define xattn_kernels_amx xattn_kernels_amx_split_copy /* the library has the real one */
 #include "isa/isa_amx.c"
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +88,8 @@ int main(int argc, char **argv) {
     const unsigned long long t1 = __rdtsc();
     hook_qk(kpk, ns, d, qt, RC / 16, st, scale2);
     const unsigned long long t2 = __rdtsc();
-    softmax_rows(st, ns, 1, 0, lo, hi, NULL, 0.0f, m, l, alpha, RC, scale2, pp);
+    const xattn_softmax_args sa = {st, ns, RC / 16, RC, 1, 0, lo, hi, NULL, 0.0f, scale2, m, l, alpha, pp};
+    hook_softmax(&sa);
     const unsigned long long t3 = __rdtsc();
     hook_pv(st, ns, vpk, d, RC, acc, alpha, pp);
     const unsigned long long t4 = __rdtsc();

@@ -1,4 +1,5 @@
 /* Test problems with armed traps; see tproblem.h. */
+#include "xattn_common/hash.h"
 #include "tproblem.h"
 
 #include "case_io.h"
@@ -11,18 +12,15 @@
 
 #define GUARD_BYTES 256
 
-uint64_t tp_rand(uint64_t *s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+uint64_t tp_rand(uint64_t *s) { return xc_splitmix64(s); }
 
 double tp_uniform(uint64_t *s) { return (double)(tp_rand(s) >> 11) * 0x1.0p-52 - 1.0; }
 
 static void put(void *base, size_t i, xattn_dtype t, float x) {
   if (t == XATTN_F32)
     ((float *)base)[i] = x;
+  else if (t == XATTN_E4M3FN || t == XATTN_E5M2)
+    ((uint8_t *)base)[i] = xattn_f32_to_fp8(x, t);
   else if (t == XATTN_BF16)
     ((uint16_t *)base)[i] = xattn_f32_to_bf16(x);
   else
@@ -31,6 +29,7 @@ static void put(void *base, size_t i, xattn_dtype t, float x) {
 
 static double get(const void *base, size_t i, xattn_dtype t) {
   if (t == XATTN_F32) return ((const float *)base)[i];
+  if (t == XATTN_E4M3FN || t == XATTN_E5M2) return xattn_fp8_to_f32(((const uint8_t *)base)[i], t);
   if (t == XATTN_BF16) return xattn_bf16_to_f32(((const uint16_t *)base)[i]);
   return xattn_f16_to_f32(((const uint16_t *)base)[i]);
 }
@@ -65,12 +64,6 @@ static void poison_rows(void *buf, const xattn_tensor *v, int64_t rows, const ui
                            (size_t)v->token_stride, t);
 }
 
-const char *tp_align_name(xattn_align a) { return a == XATTN_ALIGN_TOP_LEFT ? "top_left" : "bottom_right"; }
-
-const char *tp_schedule_name(xattn_schedule s) {
-  return s == XATTN_SCHED_STATIC ? "static" : s == XATTN_SCHED_DYNAMIC ? "dynamic" : "auto";
-}
-
 /* Element offset of (token, head 0) of a cache tensor: token = block * page + i. */
 static int64_t cache_token_offset(const xattn_tensor *v, int64_t bs, int64_t page, int64_t token) {
   return token / page * bs + token % page * v->token_stride;
@@ -97,16 +90,17 @@ static void *make_cache(const tp_shape *s, const tp_mask *m, int64_t blocks, int
   *block_stride = 0;
   if (s->pad_token > 0 && (page > 1 || m->cache_layout == XATTN_CACHE_HEAD_MAJOR)) *block_stride = bs += 3;
   size_t n = (size_t)(blocks * bs);
-  void *buf = malloc((n ? n : 1) * xattn_dtype_size(m->dtype));
+  const xattn_dtype ct = m->kv8 ? m->kv8 : m->dtype;
+  void *buf = malloc((n ? n : 1) * xattn_dtype_size(ct));
   if (!buf) return NULL;
-  fill_nan(buf, n, m->dtype);
+  fill_nan(buf, n, ct);
   view->data = buf;
   view->token_stride = ts;
   view->head_stride = hs;
   for (int64_t token = 0; token < blocks * page; ++token) {
     const int64_t base = cache_token_offset(view, bs, page, token);
     for (int h = 0; h < heads; ++h)
-      for (int d = 0; d < dim; ++d) put(buf, (size_t)(base + h * hs + d), m->dtype, (float)tp_uniform(rng));
+      for (int d = 0; d < dim; ++d) put(buf, (size_t)(base + h * hs + d), ct, (float)tp_uniform(rng));
   }
   return buf;
 }
@@ -201,8 +195,26 @@ static int build_cache(tproblem *tp, const tp_shape *s, tp_mask m, int64_t max_k
     for (int64_t c = c0; c < c0 + n; ++c) /* the tokens keys map to */
       used[perm[next - 1 - ((c0 + n - 1) / page - c / page)] * page + c % page] = 1;
   }
-  poison_tokens(tp->k_cache, &p->k_cache, kbs, page, blocks * page, used, s->hkv, s->d, m.dtype);
-  poison_tokens(tp->v_cache, &p->v_cache, vbs, page, blocks * page, used, s->hkv, s->dv, m.dtype);
+  const xattn_dtype ct = m.kv8 ? m.kv8 : m.dtype;
+  poison_tokens(tp->k_cache, &p->k_cache, kbs, page, blocks * page, used, s->hkv, s->d, ct);
+  poison_tokens(tp->v_cache, &p->v_cache, vbs, page, blocks * page, used, s->hkv, s->dv, ct);
+  if (m.kv8) { /* fp8: a tensor scale and per-token-per-head scales, NaN where no key maps */
+    p->cache_dtype = m.kv8;
+    p->k_scale = 0.75f;
+    p->v_scale = 1.25f;
+    tp->kv_scales = malloc(sizeof *tp->kv_scales * (size_t)(2 * blocks * page * s->hkv));
+    if (!tp->kv_scales) {
+      free(perm);
+      free(used);
+      return -1;
+    }
+    for (int64_t i = 0; i < 2 * blocks * page * s->hkv; ++i) {
+      const int64_t token = i % (blocks * page * s->hkv) / s->hkv;
+      tp->kv_scales[i] = used[token] ? (float)(1.0 + 0.5 * tp_uniform(rng)) : NAN;
+    }
+    p->k_scales = tp->kv_scales;
+    p->v_scales = tp->kv_scales + blocks * page * s->hkv;
+  }
   free(perm);
   free(used);
   p->req_to_token = tp->table;
@@ -324,7 +336,7 @@ oom:
 
 void tp_free(tproblem *tp) {
   void *bufs[] = {tp->q, tp->k_ext, tp->v_ext, tp->k_cache, tp->v_cache, tp->table,
-                  tp->prefix, tp->extend, tp->encoder, tp->start, tp->req_index, tp->start_col, tp->sinks,
+                  tp->prefix, tp->extend, tp->encoder, tp->start, tp->req_index, tp->start_col, tp->kv_scales, tp->sinks,
                   tp->tree, tp->o_buf, tp->row_written, tp->ref};
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i) free(bufs[i]);
   memset(tp, 0, sizeof *tp);
@@ -422,11 +434,12 @@ int tp_ok(const tp_result *r) { return r->bad == 0 && r->overwritten == 0; }
 void tp_describe(const tproblem *tp, char *buf, size_t len) {
   const tp_shape *s = &tp->shape;
   int n = snprintf(buf, len, "shape=%s mode=%s align=%s window=(%d,%d) dtype=%s seed=%llu", s->name,
-                   xattn_mode_name(tp->mask.mode), tp_align_name(tp->mask.align), tp->mask.wl,
+                   xattn_mode_name(tp->mask.mode), xattn_align_name(tp->mask.align), tp->mask.wl,
                    tp->mask.wr, xattn_dtype_name(tp->mask.dtype), (unsigned long long)tp->seed);
-  if (n > 0 && (size_t)n < len && (tp->mask.page_size > 1 || tp->mask.cache_layout || tp->mask.start_cols))
-    snprintf(buf + n, len - (size_t)n, " page=%d cache=%s start_cols=%d", tp->mask.page_size,
-             xattn_cache_layout_name(tp->mask.cache_layout), tp->mask.start_cols);
+  if (n > 0 && (size_t)n < len && (tp->mask.page_size > 1 || tp->mask.cache_layout || tp->mask.start_cols || tp->mask.kv8))
+    snprintf(buf + n, len - (size_t)n, " page=%d cache=%s start_cols=%d kv=%s", tp->mask.page_size,
+             xattn_cache_layout_name(tp->mask.cache_layout), tp->mask.start_cols,
+             tp->mask.kv8 ? xattn_dtype_name(tp->mask.kv8) : "same");
 }
 
 void tp_describe_result(const tp_result *r, char *buf, size_t len) {
@@ -509,7 +522,7 @@ int tp_exec_list(tp_level level, tp_exec **out) {
 
 void tp_exec_describe(const tp_exec *e, char *buf, size_t len) {
   snprintf(buf, len, "isa=%s variant=%s layout=%s kv_splits=%d threads=%d schedule=%s", e->isa,
-           e->variant, e->layout, e->kv_splits, e->threads, tp_schedule_name(e->schedule));
+           e->variant, e->layout, e->kv_splits, e->threads, xattn_schedule_name(e->schedule));
 }
 
 void tp_exec_options(const tp_exec *e, xattn_options *o) {

@@ -46,6 +46,7 @@ typedef struct tp_mask {
   int page_size;                   /* > 1: paged block table */
   xattn_cache_layout cache_layout; /* token-major or head-major blocks */
   int start_cols;                  /* requests' keys start at columns 0..4 of their table row */
+  xattn_dtype kv8;                 /* 0: the cache holds dtype; XATTN_E4M3FN / XATTN_E5M2: fp8 with scales */
 } tp_mask;
 
 typedef struct tproblem {
@@ -57,6 +58,7 @@ typedef struct tproblem {
   void *q, *k_ext, *v_ext, *k_cache, *v_cache, *table;
   int32_t *prefix, *extend, *encoder, *start;
   int64_t *req_index, *start_col;
+  float *kv_scales;       /* fp8 caches: k_scales then v_scales */
   float *sinks;
   uint8_t *tree;
   unsigned char *o_buf;   /* guard + o + guard */
@@ -104,8 +106,6 @@ void tp_describe(const tproblem *tp, char *buf, size_t len);
 /* "2 of 640 bad, 0 non-finite, 0 overwritten; worst [t=3 h=1 d=7] got .. want .. (ratio ..)" */
 void tp_describe_result(const tp_result *r, char *buf, size_t len);
 
-const char *tp_align_name(xattn_align a);
-
 /* ---- run configurations -------------------------------------------------- */
 typedef struct tp_exec {
   const char *isa, *variant, *layout;
@@ -124,7 +124,6 @@ typedef enum tp_level {
 int tp_exec_list(tp_level level, tp_exec **out);
 void tp_exec_describe(const tp_exec *e, char *buf, size_t len);
 void tp_exec_options(const tp_exec *e, xattn_options *o);
-const char *tp_schedule_name(xattn_schedule s);
 
 /* Runs xattn_extend_attention under e on a reset output and checks it.
  * Returns the check (status != OK is reported as bad = -1). */
