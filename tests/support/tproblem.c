@@ -285,6 +285,62 @@ int64_t tp_count_visible(const tproblem *tp) {
   return v;
 }
 
+/* Row of key position j of request b in the tensor it is read from (the cache
+ * through the token table, or the extend rows). */
+static int64_t key_row(const tproblem *tp, int b, int64_t j, int *from_cache) {
+  const xattn_problem *p = &tp->p;
+  if (p->mode == XATTN_MODE_CROSS || j < tp->prefix[b]) {
+    int64_t at = tp->req_index[b] * p->max_ctx + j;
+    *from_cache = 1;
+    return p->req_to_token_type == XATTN_I64 ? ((const int64_t *)tp->table)[at] : ((const int32_t *)tp->table)[at];
+  }
+  *from_cache = 0;
+  return tp->start[b] + (j - tp->prefix[b]);
+}
+
+void tp_set(tproblem *tp, void *buf, const xattn_tensor *t, int64_t row, int head, int d, float x) {
+  put(buf, (size_t)(row * t->token_stride + head * t->head_stride + d), tp->mask.dtype, x);
+}
+
+static void plant(tproblem *tp, void *buf, const xattn_tensor *t, int64_t row, int head, int d, float x) {
+  tp_set(tp, buf, t, row, head, d, x);
+  tp->planted++;
+}
+
+int tp_plant_nonfinite(tproblem *tp, uint64_t seed) {
+  xattn_problem *p = &tp->p;
+  uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 7;
+  const float values[] = {NAN, INFINITY, -INFINITY};
+  for (int b = 0; b < p->batch; ++b) {
+    const int64_t S = p->mode == XATTN_MODE_CROSS ? tp->encoder[b] : (int64_t)tp->prefix[b] + tp->extend[b];
+    int cache;
+    if (S > 0) { /* the last key's value: +-Inf (seen by the last query only under causal) */
+      int64_t row = key_row(tp, b, S - 1, &cache);
+      plant(tp, cache ? tp->v_cache : tp->v_ext, cache ? &p->v_cache : &p->v_ext, row,
+            (int)(tp_rand(&rng) % (uint64_t)p->heads_kv), (int)(tp_rand(&rng) % (uint64_t)p->head_dim_v),
+            b % 2 ? -INFINITY : INFINITY);
+    }
+    /* one more: a random key's k or v, or a random query of the request */
+    const int kind = (int)(tp_rand(&rng) % 3);
+    const float x = values[tp_rand(&rng) % 3];
+    if (kind < 2 && S > 0) {
+      int64_t row = key_row(tp, b, (int64_t)(tp_rand(&rng) % (uint64_t)S), &cache);
+      int head = (int)(tp_rand(&rng) % (uint64_t)p->heads_kv);
+      if (kind == 0)
+        plant(tp, cache ? tp->k_cache : tp->k_ext, cache ? &p->k_cache : &p->k_ext, row, head,
+              (int)(tp_rand(&rng) % (uint64_t)p->head_dim), x);
+      else
+        plant(tp, cache ? tp->v_cache : tp->v_ext, cache ? &p->v_cache : &p->v_ext, row, head,
+              (int)(tp_rand(&rng) % (uint64_t)p->head_dim_v), x);
+    } else if (kind == 2 && tp->extend[b] > 0) {
+      int64_t row = tp->start[b] + (int64_t)(tp_rand(&rng) % (uint64_t)tp->extend[b]);
+      plant(tp, tp->q, &p->q, row, (int)(tp_rand(&rng) % (uint64_t)p->heads_q),
+            (int)(tp_rand(&rng) % (uint64_t)p->head_dim), x);
+    }
+  }
+  return tp->planted;
+}
+
 void tp_reset_output(tproblem *tp) { memset(tp->o_buf, TP_SENTINEL, tp->o_bytes); }
 
 double tp_out(const tproblem *tp, int64_t t, int h, int d) {
@@ -310,6 +366,8 @@ tp_result tp_check(const tproblem *tp) {
       for (int d = 0; d < DV; ++d) {
         double got = tp_out(tp, t, h, d), want = tp->ref[(t * H + h) * DV + d];
         double diff = fabs(got - want), ratio = diff / (atol + rtol * fabs(want));
+        if (isnan(want)) ratio = isnan(got) ? 0.0 : INFINITY;
+        else if (isinf(want)) ratio = isnan(got) || got == want ? 0.0 : INFINITY, diff = ratio;
         r.checked++;
         if (!isfinite(got)) r.nonfinite++;
         if (!(ratio <= 1.0)) r.bad++;
@@ -343,9 +401,10 @@ int tp_ok(const tp_result *r) { return r->bad == 0 && r->overwritten == 0; }
 
 void tp_describe(const tproblem *tp, char *buf, size_t len) {
   const tp_shape *s = &tp->shape;
-  snprintf(buf, len, "shape=%s mode=%s align=%s window=(%d,%d) dtype=%s seed=%llu", s->name,
+  snprintf(buf, len, "shape=%s mode=%s align=%s window=(%d,%d) dtype=%s seed=%llu%s", s->name,
            xattn_mode_name(tp->mask.mode), tp_align_name(tp->mask.align), tp->mask.wl,
-           tp->mask.wr, xattn_dtype_name(tp->mask.dtype), (unsigned long long)tp->seed);
+           tp->mask.wr, xattn_dtype_name(tp->mask.dtype), (unsigned long long)tp->seed,
+           tp->planted ? " nonfinite-planted" : "");
 }
 
 void tp_describe_result(const tp_result *r, char *buf, size_t len) {
@@ -410,6 +469,13 @@ int tp_exec_list(tp_level level, tp_exec **out) {
                    thread_values[rot % 3], sched_values[(rot / 3) % 3], lc[i % nlc].splits};
       if (keep(&e)) list[n++] = e;
     }
+  } else if (level == TP_LEVEL_LAYOUTS) {
+    for (int i = 0; i < nisa; ++i)
+      for (int l = 0; l < nlc; ++l, ++rot) {
+        tp_exec e = {isas[i], xattn_variant_name(rot % nv), lc[l].layout, thread_values[rot % 3],
+                     sched_values[(rot / 3) % 3], lc[l].splits};
+        if (keep(&e)) list[n++] = e;
+      }
   } else {
     for (int i = 0; i < nisa; ++i)
       for (int v = 0; v < nv; ++v)

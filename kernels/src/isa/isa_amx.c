@@ -139,8 +139,8 @@ static inline __m512 exp2_bf16_finite(__m512 x) { /* x finite: scalef underflows
   p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
   return _mm512_scalef_ps(p, n);
 }
-static inline __m512 exp2_bf16(__m512 x) { /* x may be -inf (masked): clamp first */
-  return exp2_bf16_finite(_mm512_max_ps(x, _mm512_set1_ps(-160.0f)));
+static inline __m512 exp2_bf16(__m512 x) { /* x may be -inf (masked): clamp first, x second so NaN stays NaN */
+  return exp2_bf16_finite(_mm512_max_ps(_mm512_set1_ps(-160.0f), x));
 }
 
 /* Online softmax on row-major raw dot products (scaled here). Fully visible
@@ -231,6 +231,7 @@ static __attribute__((noinline)) void softmax_rows(float *st, int n, int full, i
   }
 }
 #define HOOK_SOFTMAX_CUSTOM 1
+#define HOOK_P_AT(st, pp, n, r, j) xattn_bf16_to_f32(((const uint16_t *)(pp))[(size_t)(r) * up32(n) + (j)])
 #define HOOK_SOFTMAX(st, n, nv, full, t0, lo, hi, vis, cap2, m, l, alpha, crows, scale2, pp) \
   softmax_rows(st, n, full, t0, lo, hi, vis, cap2, m, l, alpha, crows, scale2, pp)
 
