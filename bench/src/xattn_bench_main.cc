@@ -53,6 +53,11 @@ void run_row(benchmark::State &state, int r) {
     state.counters["tokens_per_s"] = c.tokens_per_s;
     state.counters["visible_pairs"] = c.visible_pairs;
     state.counters["input_bytes"] = benchmark::Counter(c.input_bytes, benchmark::Counter::kDefaults, benchmark::Counter::kIs1024);
+    state.counters["bytes_must_read"] = c.bytes_must_read;
+    state.counters["gbps"] = c.gbps;
+    state.counters["pct_mem_roof"] = c.pct_mem_roof;
+    state.counters["gather_roof_gbps"] = c.gather_roof_gbps;
+    state.counters["stream_roof_gbps"] = c.stream_roof_gbps;
   }
   if (c.has_speedup) state.counters["speedup_vs_blas"] = c.speedup_vs_blas;
 }
@@ -133,7 +138,7 @@ int main(int argc, char **argv) {
     args.push_back("--benchmark_out_format=json");
   }
   // Repetitions as Google Benchmark's flag, not per benchmark: per-benchmark
-  // Repetitions() would append "/repeats:N" to every name (COMMON.md names
+  // Repetitions() would append "/repeats:N" to every name (docs/formats.md §3 names
   // must not depend on the repetition count).
   if (!user_reps) args.push_back("--benchmark_repetitions=" + std::to_string(g_session.opt.repetitions));
   if (!user_display) args.push_back("--benchmark_display_aggregates_only=true");

@@ -1,4 +1,4 @@
-/* The config header (SPEC §6): CMake passes its path as XATTN_CONFIG_HEADER_FILE;
+/* The config header (docs/formats.md §4): CMake passes its path as XATTN_CONFIG_HEADER_FILE;
  * its XATTN_CONFIG_CLASSES(X) rows become a table searched top to bottom. */
 #include <string.h>
 #include "internal/kernel.h"
