@@ -19,6 +19,9 @@
  *   sit where queries may look and where they may not; the reference then
  *   defines which outputs are NaN or Inf (docs/contract.md) and every other
  *   element must still match. Level "layouts" runs every ISA x layout.
+ * --page N (paged block table of N tokens per block), --cache token_major|head_major
+ * and --start-cols 1 (keys start at columns 1..4 of the table rows) run every
+ * problem with that KV-cache storage instead of the slot table.
  * Failures print the problem and the run configuration, which reproduce it
  * (XATTN_TEST_ISA/_VARIANT/_LAYOUT/_THREADS narrow the run list).
  */
@@ -77,7 +80,7 @@ static double now_s(void) {
 
 static int usage(void) {
   fprintf(stderr, "usage: test_diff --modes LIST --shapes small|large --level full|reduced|smoke|layouts "
-                  "[--seed N] [--plant]\n");
+                  "[--seed N] [--plant] [--page N] [--cache token_major|head_major] [--start-cols 0|1]\n");
   return 2;
 }
 
@@ -86,6 +89,7 @@ int main(int argc, char **argv) {
   tp_level level = TP_LEVEL_FULL;
   uint64_t seed = 1;
   int plant = 0;
+  tp_mask storage = {0}; /* the KV cache's storage for every problem (--page, --cache, --start-cols) */
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--plant")) {
       plant = 1;
@@ -99,6 +103,12 @@ int main(int argc, char **argv) {
       shapes_arg = v;
     else if (!strcmp(argv[i - 1], "--seed"))
       seed = strtoull(v, NULL, 10);
+    else if (!strcmp(argv[i - 1], "--page"))
+      storage.page_size = atoi(v);
+    else if (!strcmp(argv[i - 1], "--cache")) {
+      if (xattn_cache_layout_parse(v, &storage.cache_layout)) return usage();
+    } else if (!strcmp(argv[i - 1], "--start-cols"))
+      storage.start_cols = atoi(v);
     else if (!strcmp(argv[i - 1], "--level")) {
       if (!strcmp(v, "full"))
         level = TP_LEVEL_FULL;
@@ -147,8 +157,12 @@ int main(int argc, char **argv) {
         for (int sh = 0; sh < nshapes; ++sh) {
           /* small shapes rotate with (window, dtype); large ones all run */
           if (!large && sh != (w + dt) % nshapes) continue;
-          tp_mask mask = {(xattn_dtype)dt, all_modes[m].mode, all_modes[m].align, wins[w][0],
-                          wins[w][1]};
+          tp_mask mask = storage;
+          mask.dtype = (xattn_dtype)dt;
+          mask.mode = all_modes[m].mode;
+          mask.align = all_modes[m].align;
+          mask.wl = wins[w][0];
+          mask.wr = wins[w][1];
           uint64_t pseed = seed * 1000003u + (uint64_t)((m * 16 + w) * 4 + dt) * 8 + (uint64_t)sh;
           tproblem tp;
           char desc[256], edesc[160], rdesc[400];

@@ -30,7 +30,7 @@ static int g_nexec, g_nsmoke, g_nlayouts;
     }                                                      \
   } while (0)
 
-static const tp_mask M_CAUSAL = {XATTN_F32, XATTN_MODE_CAUSAL, XATTN_ALIGN_BOTTOM_RIGHT, -1, -1};
+static const tp_mask M_CAUSAL = {XATTN_F32, XATTN_MODE_CAUSAL, XATTN_ALIGN_BOTTOM_RIGHT, -1, -1, 0, 0, 0};
 
 static tp_mask with(tp_mask m, xattn_dtype dt, xattn_mode mode, xattn_align al, int wl, int wr) {
   m.dtype = dt, m.mode = mode, m.align = al, m.wl = wl, m.wr = wr;
@@ -371,10 +371,10 @@ static void empty_rows_write_zeros(void) {
   /* tree rows whose mask row is empty and that have no prefix */
   tp_shape tree = {"tree_empty", 2, {0, 0}, {6, 0}, {0}, 2, 2, 8, 8, 0, 0, 0, 1, 0, 0, 0, 0.0};
   struct { const tp_shape *s; tp_mask m; } cases[] = {
-      {&cross, {0, XATTN_MODE_CROSS, 0, 0, 0}},
-      {&cross, {0, XATTN_MODE_CROSS, 0, -1, -1}},
-      {&tl, {0, XATTN_MODE_CAUSAL, XATTN_ALIGN_TOP_LEFT, 1, 0}},
-      {&tree, {0, XATTN_MODE_TREE, 0, -1, -1}},
+      {&cross, {0, XATTN_MODE_CROSS, 0, 0, 0, 0, 0, 0}},
+      {&cross, {0, XATTN_MODE_CROSS, 0, -1, -1, 0, 0, 0}},
+      {&tl, {0, XATTN_MODE_CAUSAL, XATTN_ALIGN_TOP_LEFT, 1, 0, 0, 0, 0}},
+      {&tree, {0, XATTN_MODE_TREE, 0, -1, -1, 0, 0, 0}},
   };
   for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c)
     for (int dt = 0; dt < 3; ++dt) {
@@ -716,6 +716,63 @@ static void concurrent_calls(void) {
   }
 }
 
+/* ---- paged_cache_bitwise_equals_slot_table -----------------------------------
+ * A token-major paged cache is the slot table with slot = block * page + i: the
+ * same call through both tables must give the same bits, on every ISA, variant
+ * and layout (and page_size 0 and 1 are the slot table itself). */
+static void paged_cache_bitwise_equals_slot_table(void) {
+  tp_shape s = {"paged", 3, {37, 0, 70}, {5, 12, 1}, {20, 9, 33}, 4, 2, 16, 16, 3, 0, 0, 1, 0, 0, 0, 0.5};
+  xattn_mode modes[] = {XATTN_MODE_CAUSAL, XATTN_MODE_CROSS};
+  for (int k = 0; k < 2; ++k)
+    for (int dt = 0; dt < 3; ++dt) {
+      tp_mask m = with(M_CAUSAL, (xattn_dtype)dt, modes[k], 0, -1, -1);
+      m.page_size = 16;
+      m.start_cols = 1;
+      tproblem tp;
+      build(&tp, &s, m, 401 + (uint64_t)(k * 3 + dt));
+      xattn_problem *p = &tp.p;
+      const int64_t page = p->page_size, cols = p->max_ctx * page;
+      int64_t *slots = malloc(sizeof *slots * (size_t)(p->max_reqs * cols));
+      if (!slots) exit(1);
+      for (int64_t r = 0; r < p->max_reqs; ++r)
+        for (int64_t c = 0; c < cols; ++c) {
+          int64_t e = r * p->max_ctx + c / page;
+          int64_t block = p->req_to_token_type == XATTN_I64 ? ((const int64_t *)p->req_to_token)[e]
+                                                            : ((const int32_t *)p->req_to_token)[e];
+          slots[r * cols + c] = block * page + c % page;
+        }
+      xattn_problem slot = *p;
+      slot.page_size = k; /* 0 and 1 both mean a slot table */
+      slot.req_to_token = slots;
+      slot.req_to_token_type = XATTN_I64;
+      slot.max_ctx = cols;
+      slot.cache_slots = p->cache_slots * page;
+      const size_t out_bytes = tp.o_bytes - 2 * tp.o_guard_bytes;
+      unsigned char *paged_out = malloc(out_bytes);
+      if (!paged_out) exit(1);
+      for (int i = 0; i < g_nsmoke; ++i) {
+        xattn_options o;
+        tp_exec_options(&g_smoke[i], &o);
+        tp_reset_output(&tp);
+        xattn_status st = xattn_extend_attention(p, &o);
+        memcpy(paged_out, p->o, out_bytes);
+        tp_reset_output(&tp);
+        xattn_status st2 = xattn_extend_attention(&slot, &o);
+        n_runs += 2;
+        char e[160];
+        tp_exec_describe(&g_smoke[i], e, sizeof e);
+        CHECK(st == XATTN_OK && st2 == XATTN_OK, "%s: %s", e, xattn_last_error());
+        CHECK(memcmp(paged_out, p->o, out_bytes) == 0, "%s %s dtype %s: paged and slot-table outputs differ", e,
+              xattn_mode_name(modes[k]), xattn_dtype_name((xattn_dtype)dt));
+        tp_result r = tp_check(&tp);
+        CHECK(tp_ok(&r), "%s: slot-table run disagrees with the reference", e);
+      }
+      free(paged_out);
+      free(slots);
+      tp_free(&tp);
+    }
+}
+
 /* ---- resolve_reports_running_isa --------------------------------------------
  * An ISA with bf16 code only (amx, avx512bf16) runs f32/f16 problems with the
  * avx512 kernels; what xattn_resolve reports (and so what bench rows and config
@@ -756,7 +813,7 @@ static const struct {
     T(causal_vs_bidirectional_differ_where_masked), T(empty_rows_write_zeros),
     T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan), T(nonfinite_inputs),
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
-    T(resolve_reports_running_isa),
+    T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
 #undef T
 };
 

@@ -42,6 +42,10 @@ typedef struct tp_mask {
   xattn_mode mode;
   xattn_align align;
   int wl, wr;
+  /* KV cache storage (zero: the slot table of SGLang) */
+  int page_size;                   /* > 1: paged block table */
+  xattn_cache_layout cache_layout; /* token-major or head-major blocks */
+  int start_cols;                  /* requests' keys start at columns 0..4 of their table row */
 } tp_mask;
 
 typedef struct tproblem {
@@ -52,7 +56,7 @@ typedef struct tproblem {
   /* storage */
   void *q, *k_ext, *v_ext, *k_cache, *v_cache, *table;
   int32_t *prefix, *extend, *encoder, *start;
-  int64_t *req_index;
+  int64_t *req_index, *start_col;
   float *sinks;
   uint8_t *tree;
   unsigned char *o_buf;   /* guard + o + guard */

@@ -52,6 +52,11 @@ typedef enum xattn_mode {
   XATTN_MODE_TREE = 3           /* every prefix key; extend key k iff tree_mask[b][i][k] */
 } xattn_mode;
 
+typedef enum xattn_cache_layout {
+  XATTN_CACHE_TOKEN_MAJOR = 0, /* [blocks, page, H_KV, D] (with page 1: [slots, H_KV, D]) */
+  XATTN_CACHE_HEAD_MAJOR = 1   /* [blocks, H_KV, page, D] */
+} xattn_cache_layout;
+
 typedef enum xattn_align {
   XATTN_ALIGN_BOTTOM_RIGHT = 0, /* default: query i of request b sits at p = P_b + i */
   XATTN_ALIGN_TOP_LEFT = 1      /* causal only, parity checks: j <= i */
@@ -85,9 +90,9 @@ typedef struct xattn_problem {
   xattn_tensor q;               /* [T, H_Q, D] */
   xattn_tensor k_ext;           /* [T, H_KV, D] */
   xattn_tensor v_ext;           /* [T, H_KV, DV] */
-  xattn_tensor k_cache;         /* [slots, H_KV, D] */
-  xattn_tensor v_cache;         /* [slots, H_KV, DV] */
-  int64_t cache_slots;          /* rows of k_cache / v_cache */
+  xattn_tensor k_cache;         /* [slots, H_KV, D], or paged: see page_size */
+  xattn_tensor v_cache;         /* [slots, H_KV, DV], or paged: see page_size */
+  int64_t cache_slots;          /* rows of k_cache / v_cache; paged: blocks */
   void *o;                      /* [T, H_Q, DV] output */
   int64_t o_token_stride, o_head_stride;
 
@@ -96,6 +101,23 @@ typedef struct xattn_problem {
   xattn_index_type req_to_token_type;
   int64_t max_reqs, max_ctx;
   const int64_t *req_index;     /* [B] row of req_to_token used by request b */
+  const int64_t *req_start_col; /* [B] column of that row holding request b's key 0 (an
+                                   encoder-decoder batch's decoder reads req_to_token[r, enc_b + j]);
+                                   NULL: 0 for every request */
+
+  /* paged cache (vLLM / IPEX / llama.cpp block tables). page_size <= 1: the
+   * table holds slots, key j of request b is cache row req_to_token[r][c]
+   * with c = start_b + j (SGLang). page_size > 1: the table holds blocks of
+   * page_size tokens, key j is token c % page_size of block
+   * req_to_token[r][c / page_size], and cache_slots counts blocks. Element
+   * (block, i, h, d) of a cache tensor t is at
+   *   block * block_stride + i * t.token_stride + h * t.head_stride + d
+   * with block_stride = page_size * token_stride (token-major, [blocks, page,
+   * H_KV, D]) or H_KV * head_stride (head-major, [blocks, H_KV, page, D]) unless
+   * given. page_size 1, token-major is the slot table above, bit for bit. */
+  int32_t page_size;
+  xattn_cache_layout cache_layout;
+  int64_t k_cache_block_stride, v_cache_block_stride; /* elements; 0: the layout's dense default */
 
   /* score */
   float scale;                  /* s = scale * <q, k> */
@@ -184,6 +206,8 @@ int xattn_extend_bucket(int64_t max_extend);
 int xattn_prefix_bucket(int64_t max_prefix);
 const char *xattn_mode_name(xattn_mode m);              /* "causal", "bidirectional", "cross", "tree" */
 int xattn_mode_parse(const char *name, xattn_mode *m);  /* 0 on success */
+const char *xattn_cache_layout_name(xattn_cache_layout l);              /* "token_major", "head_major" */
+int xattn_cache_layout_parse(const char *name, xattn_cache_layout *l);  /* 0 on success */
 
 /* ---- dtype helpers -------------------------------------------------------- */
 size_t xattn_dtype_size(xattn_dtype t);

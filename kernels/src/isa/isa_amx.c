@@ -92,6 +92,9 @@ static void amx_begin(void) {
     cfg.colsb[t] = 64;
     cfg.rows[t] = 16;
   }
+  /* GCC 12 does not see ldtilecfg read cfg: when amx_begin is not inlined it
+   * drops the stores above as dead and the load faults (#GP on garbage) */
+  __asm__ volatile("" : : "r"(&cfg) : "memory");
   _tile_loadconfig(&cfg);
 }
 #define HOOK_ITEM_BEGIN() amx_begin()
