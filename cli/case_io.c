@@ -19,6 +19,8 @@ npy_dtype xattn_case_npy_dtype(xattn_dtype t) {
   switch (t) {
     case XATTN_BF16: return NPY_U2;
     case XATTN_F16: return NPY_F2;
+    case XATTN_E4M3FN:
+    case XATTN_E5M2: return NPY_U1; /* fp8 codes */
     default: return NPY_F4;
   }
 }
@@ -35,6 +37,7 @@ static const char *const known_keys[] = {
     "dtype", "heads_q", "heads_kv", "head_dim", "head_dim_v", "scale", "logit_cap", "mode",
     "align", "window", "prefix_lens", "extend_lens", "encoder_lens", "has_sinks",
     "page_size", "cache_layout", "req_start_col", "cache_slots", "strides",
+    "cache_dtype", "k_scale", "v_scale", "has_kv_scales",
     /* informational, ignored */
     "name", "seed", "comment", "description", "source", NULL};
 
@@ -269,6 +272,8 @@ static xattn_tensor dense_or_strided(const void *data, int64_t ts, int64_t hs, i
   return strided ? (xattn_tensor){data, s[0], s[1]} : (xattn_tensor){data, ts, hs};
 }
 
+static int xattn_is_fp8_dtype(xattn_dtype t) { return t == XATTN_E4M3FN || t == XATTN_E5M2; }
+
 static int file_exists(const char *dir, const char *name) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s.npy", dir, name);
@@ -379,6 +384,22 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
     err_line(err, errlen, "%s: dtype: unknown dtype '%s' (want f32, bf16 or f16)", jpath, s);
     goto fail;
   }
+  if (get_str(&j, "cache_dtype", "same", &s)) goto fail;
+  if (strcmp(s, "same") && (xattn_dtype_parse(s, &p->cache_dtype) ||
+                            (p->cache_dtype != XATTN_E4M3FN && p->cache_dtype != XATTN_E5M2 && p->cache_dtype != p->dtype))) {
+    err_line(err, errlen, "%s: cache_dtype: '%s' (want same, %s, e4m3fn or e5m2)", jpath, s, xattn_dtype_name(p->dtype));
+    goto fail;
+  }
+  double ks, vs;
+  if (get_float(&j, "k_scale", 1.0, &ks) || get_float(&j, "v_scale", 1.0, &vs)) goto fail;
+  p->k_scale = (float)ks;
+  p->v_scale = (float)vs;
+  const cJSON *hks = cJSON_GetObjectItemCaseSensitive(root, "has_kv_scales");
+  if (hks && !cJSON_IsBool(hks)) {
+    err_line(err, errlen, "%s: has_kv_scales: not true or false", jpath);
+    goto fail;
+  }
+  const int has_kv_scales = hks && cJSON_IsTrue(hks);
   st = XATTN_ERR_MODE;
   if (get_str(&j, "mode", "causal", &s)) goto fail;
   if (xattn_mode_parse(s, &p->mode)) {
@@ -478,6 +499,7 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
 
   /* tensors */
   const int kv_dt[] = {(int)xattn_case_npy_dtype(p->dtype), -1};
+  const int cache_dt[] = {(int)xattn_case_npy_dtype(xattn_is_fp8_dtype(p->cache_dtype) ? p->cache_dtype : p->dtype), -1};
   const int idx_dt[] = {NPY_I4, NPY_I8, -1};
   const int f4_dt[] = {NPY_F4, -1};
   const int b1_dt[] = {NPY_B1, -1};
@@ -503,16 +525,25 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
     goto fail;
   const int hm = p->cache_layout == XATTN_CACHE_HEAD_MAJOR;
   int64_t ck3[3] = {slots, hkv, d}, ck4[4] = {slots, hm ? hkv : page, hm ? page : hkv, d};
-  if ((st = load_view(dir, "k_cache", kv_dt, paged ? 4 : 3, paged ? ck4 : ck3,
+  if ((st = load_view(dir, "k_cache", cache_dt, paged ? 4 : 3, paged ? ck4 : ck3,
                       paged ? (hm ? hm_names_k : tm_names_k) : slot_names_k, strided[3], strides[3], &c->k_cache,
                       err, errlen)))
     goto fail;
   if (slots < 0) slots = c->k_cache.shape[0];
   int64_t cv3[3] = {slots, hkv, dv}, cv4[4] = {slots, hm ? hkv : page, hm ? page : hkv, dv};
-  if ((st = load_view(dir, "v_cache", kv_dt, paged ? 4 : 3, paged ? cv4 : cv3,
+  if ((st = load_view(dir, "v_cache", cache_dt, paged ? 4 : 3, paged ? cv4 : cv3,
                       paged ? (hm ? hm_names_v : tm_names_v) : slot_names_v, strided[4], strides[4], &c->v_cache,
                       err, errlen)))
     goto fail;
+  if (has_kv_scales) { /* [cache tokens, heads_kv]: tokens = slots, or blocks x page_size */
+    const char *const scale_names[] = {"cache tokens", "heads_kv"};
+    int64_t ss[2] = {slots * page, hkv};
+    if ((st = load_npy(dir, "k_scales", f4_dt, 2, ss, scale_names, &c->k_scales, err, errlen)) ||
+        (st = load_npy(dir, "v_scales", f4_dt, 2, ss, scale_names, &c->v_scales, err, errlen)))
+      goto fail;
+    p->k_scales = c->k_scales.data;
+    p->v_scales = c->v_scales.data;
+  }
   int64_t tt[2] = {-1, -1}, ri[1] = {B};
   if ((st = load_npy(dir, "req_to_token", idx_dt, 2, tt, table_names, &c->req_to_token, err,
                      errlen)) ||
@@ -606,7 +637,8 @@ void xattn_case_free(xattn_case *c) {
   free(c->req_index);
   free(c->req_start_col);
   npy_array *arrays[] = {&c->q, &c->k_ext, &c->v_ext, &c->k_cache, &c->v_cache,
-                         &c->req_to_token, &c->req_index_file, &c->sinks, &c->tree_mask};
+                         &c->req_to_token, &c->req_index_file, &c->sinks, &c->tree_mask,
+                         &c->k_scales, &c->v_scales};
   for (size_t i = 0; i < sizeof arrays / sizeof *arrays; ++i) npy_free(arrays[i]);
   memset(c, 0, sizeof *c);
 }
@@ -680,6 +712,9 @@ xattn_status xattn_case_save(const char *dir, const xattn_problem *p, char *err,
   const int B = p->batch, hq = p->heads_q, hkv = p->heads_kv, d = p->head_dim, dv = p->head_dim_v;
   const size_t es = xattn_dtype_size(p->dtype);
   const npy_dtype nt = xattn_case_npy_dtype(p->dtype);
+  const int fp8 = xattn_is_fp8_dtype(p->cache_dtype);
+  const size_t ces = fp8 ? 1 : es; /* cache element size */
+  const npy_dtype cnt = fp8 ? NPY_U1 : nt;
   int64_t T = 0;
   for (int b = 0; b < B; ++b) T += p->extend_lens[b];
   /* source rows of the packed extend tokens; all cache slots in order */
@@ -705,8 +740,8 @@ xattn_status xattn_case_save(const char *dir, const xattn_problem *p, char *err,
   const int paged = p->page_size > 1 || p->cache_layout == XATTN_CACHE_HEAD_MAJOR || p->k_cache_block_stride > 0 ||
                     p->v_cache_block_stride > 0;
   const int64_t page = p->page_size > 1 ? p->page_size : 1, hm = p->cache_layout == XATTN_CACHE_HEAD_MAJOR;
-  bufs[3] = paged ? dense_blocks(p, 0, d, es) : dense_rows(&p->k_cache, slots, slots_n, hkv, d, es);
-  bufs[4] = paged ? dense_blocks(p, 1, dv, es) : dense_rows(&p->v_cache, slots, slots_n, hkv, dv, es);
+  bufs[3] = paged ? dense_blocks(p, 0, d, ces) : dense_rows(&p->k_cache, slots, slots_n, hkv, d, ces);
+  bufs[4] = paged ? dense_blocks(p, 1, dv, ces) : dense_rows(&p->v_cache, slots, slots_n, hkv, dv, ces);
   for (int i = 0; i < 5; ++i)
     if (!bufs[i]) goto out;
   st = XATTN_ERR_IO;
@@ -720,8 +755,8 @@ xattn_status xattn_case_save(const char *dir, const xattn_problem *p, char *err,
   if (save_npy(dir, "q", nt, 3, sq, bufs[0], err, errlen) ||
       save_npy(dir, "k_ext", nt, 3, sk, bufs[1], err, errlen) ||
       save_npy(dir, "v_ext", nt, 3, sv, bufs[2], err, errlen) ||
-      save_npy(dir, "k_cache", nt, paged ? 4 : 3, ck, bufs[3], err, errlen) ||
-      save_npy(dir, "v_cache", nt, paged ? 4 : 3, cv, bufs[4], err, errlen) ||
+      save_npy(dir, "k_cache", cnt, paged ? 4 : 3, ck, bufs[3], err, errlen) ||
+      save_npy(dir, "v_cache", cnt, paged ? 4 : 3, cv, bufs[4], err, errlen) ||
       save_npy(dir, "req_index", NPY_I8, 1, sb, req_index, err, errlen))
     goto out;
   if (p->req_to_token) {
@@ -738,6 +773,18 @@ xattn_status xattn_case_save(const char *dir, const xattn_problem *p, char *err,
     int64_t tt[2] = {1, ctx};
     bufs[5] = calloc((size_t)ctx, sizeof(int32_t));
     if (!bufs[5] || save_npy(dir, "req_to_token", NPY_I4, 2, tt, bufs[5], err, errlen)) goto out;
+  }
+  const int kv_scales = fp8 && p->k_scales && p->v_scales;
+  if (fp8 && !kv_scales && (p->k_scales || p->v_scales)) {
+    err_line(err, errlen, "%s: k_scales and v_scales: a case holds both or neither", dir);
+    st = XATTN_ERR_NULL;
+    goto out;
+  }
+  if (kv_scales) {
+    int64_t ss[2] = {slots_n * page, hkv};
+    if (save_npy(dir, "k_scales", NPY_F4, 2, ss, p->k_scales, err, errlen) ||
+        save_npy(dir, "v_scales", NPY_F4, 2, ss, p->v_scales, err, errlen))
+      goto out;
   }
   if (p->sinks) {
     int64_t sh[1] = {hq};
@@ -767,6 +814,12 @@ xattn_status xattn_case_save(const char *dir, const xattn_problem *p, char *err,
   if (paged) {
     cJSON_AddNumberToObject(root, "page_size", (double)page);
     cJSON_AddStringToObject(root, "cache_layout", xattn_cache_layout_name(p->cache_layout));
+  }
+  if (fp8) {
+    cJSON_AddStringToObject(root, "cache_dtype", xattn_dtype_name(p->cache_dtype));
+    cJSON_AddNumberToObject(root, "k_scale", (double)p->k_scale);
+    cJSON_AddNumberToObject(root, "v_scale", (double)p->v_scale);
+    cJSON_AddBoolToObject(root, "has_kv_scales", kv_scales);
   }
   if (p->req_start_col && B > 0) {
     cJSON *cols = cJSON_AddArrayToObject(root, "req_start_col");

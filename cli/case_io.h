@@ -23,7 +23,7 @@ typedef struct xattn_case {
   /* storage */
   int32_t *prefix_lens, *extend_lens, *encoder_lens;
   int64_t *req_index, *req_start_col;
-  npy_array q, k_ext, v_ext, k_cache, v_cache, req_to_token, req_index_file, sinks, tree_mask;
+  npy_array q, k_ext, v_ext, k_cache, v_cache, req_to_token, req_index_file, sinks, tree_mask, k_scales, v_scales;
 } xattn_case;
 
 /* Loads dir/case.json and dir/<tensor>.npy. Returns XATTN_OK, or an error

@@ -276,6 +276,10 @@ def oracle(bindir, tmp):
         dict(dtype="f16", mode="causal", prefix=[6, 1], extend=[2, 5], strided=True, window=(3, -1)),
         dict(dtype="f32", mode="cross", prefix=[0, 0], extend=[3, 2], encoder=[7, 4], start_cols=True,
              no_ext=True),
+        # fp8 caches: tensor scales, per-token-per-head scales, paged
+        dict(dtype="bf16", mode="causal", prefix=[21, 3], extend=[2, 4], cache_dtype="e4m3fn", kv_scales=True),
+        dict(dtype="f32", mode="bidirectional", prefix=[17, 0], extend=[3, 5], cache_dtype="e5m2", page_size=8,
+             cache_layout="head_major", kv_scales=True, window=(6, 2)),
     ]
     runs = [[]] + [["--isa", i] for i in info["isas"]] + \
         [["--variant", v, "--layout", info["layouts"][k % len(info["layouts"])], "--threads", str(1 + k % 3)]

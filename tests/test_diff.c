@@ -20,7 +20,8 @@
  *   defines which outputs are NaN or Inf (docs/contract.md) and every other
  *   element must still match. Level "layouts" runs every ISA x layout.
  * --page N (paged block table of N tokens per block), --cache token_major|head_major
- * and --start-cols 1 (keys start at columns 1..4 of the table rows) run every
+ * --start-cols 1 (keys start at columns 1..4 of the table rows) and --kv e4m3fn|e5m2
+ * (fp8 cache with a tensor scale and per-token-per-head scales) run every
  * problem with that KV-cache storage instead of the slot table.
  * Failures print the problem and the run configuration, which reproduce it
  * (XATTN_TEST_ISA/_VARIANT/_LAYOUT/_THREADS narrow the run list).
@@ -80,7 +81,7 @@ static double now_s(void) {
 
 static int usage(void) {
   fprintf(stderr, "usage: test_diff --modes LIST --shapes small|large --level full|reduced|smoke|layouts "
-                  "[--seed N] [--plant] [--page N] [--cache token_major|head_major] [--start-cols 0|1]\n");
+                  "[--seed N] [--plant] [--page N] [--cache token_major|head_major] [--start-cols 0|1] [--kv e4m3fn|e5m2]\n");
   return 2;
 }
 
@@ -109,6 +110,10 @@ int main(int argc, char **argv) {
       if (xattn_cache_layout_parse(v, &storage.cache_layout)) return usage();
     } else if (!strcmp(argv[i - 1], "--start-cols"))
       storage.start_cols = atoi(v);
+    else if (!strcmp(argv[i - 1], "--kv")) {
+      if (xattn_dtype_parse(v, &storage.kv8) || (storage.kv8 != XATTN_E4M3FN && storage.kv8 != XATTN_E5M2))
+        return usage();
+    }
     else if (!strcmp(argv[i - 1], "--level")) {
       if (!strcmp(v, "full"))
         level = TP_LEVEL_FULL;

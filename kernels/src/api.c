@@ -17,6 +17,8 @@ void xattn_problem_init(xattn_problem *p) {
   p->window_right = -1;
   p->scale = 1.0f;
   p->page_size = 1;
+  p->cache_dtype = XATTN_DTYPE_SAME;
+  p->k_scale = p->v_scale = 1.0f;
   p->cache_layout = XATTN_CACHE_TOKEN_MAJOR;
 }
 

@@ -13,8 +13,8 @@ static double load_at(const xattn_problem *p, const void *data, int64_t at) {
     case XATTN_F32: return ((const float *)data)[at];
     case XATTN_BF16: return xattn_bf16_to_f32(((const uint16_t *)data)[at]);
     case XATTN_F16: return xattn_f16_to_f32(((const uint16_t *)data)[at]);
+    default: return NAN; /* validation admits f32, bf16 and f16 only */
   }
-  return NAN;
 }
 
 /* Element d of a [rows, heads, dim] tensor as a double. */
@@ -52,8 +52,16 @@ static int visible(const xattn_problem *p, int32_t b, int64_t i, int64_t j) {
  * or from the extend tensors. v: 0 for the key, 1 for the value. */
 static double key_elem(const xattn_problem *p, int32_t b, int64_t j, int64_t row0, int64_t kvh, int v,
                        int64_t d) {
-  if (p->mode == XATTN_MODE_CROSS || j < p->prefix_lens[b])
-    return load_at(p, v ? p->v_cache.data : p->k_cache.data, xattn_cache_offset(p, b, j, (int)kvh, v) + d);
+  if (p->mode == XATTN_MODE_CROSS || j < p->prefix_lens[b]) {
+    const void *data = v ? p->v_cache.data : p->k_cache.data;
+    const int64_t at = xattn_cache_offset(p, b, j, (int)kvh, v) + d;
+    if (xattn_cache_dtype(p) == p->dtype) return load_at(p, data, at);
+    /* fp8: the code's exact value times the tensor scale and the token's scale */
+    const float *per = v ? p->v_scales : p->k_scales;
+    double x = xattn_fp8_to_f32(((const uint8_t *)data)[at], p->cache_dtype) * (double)(v ? p->v_scale : p->k_scale);
+    if (per) x *= per[xattn_cache_token(p, b, j) * p->heads_kv + kvh];
+    return x;
+  }
   return load(p, v ? &p->v_ext : &p->k_ext, row0 + (j - p->prefix_lens[b]), kvh, d);
 }
 

@@ -7,6 +7,7 @@
 
 #include "internal/cache.h"
 #include "internal/error.h"
+#include "internal/fp8.h"
 #include "internal/validate.h"
 
 #define XATTN_MAX_HEAD_DIM 1024
@@ -99,6 +100,17 @@ static xattn_status check_token_table(const xattn_problem *p) {
         return xattn_fail(XATTN_ERR_INDEX, "req_to_token[%lld][%lld]: %s %lld outside 0..%lld",
                           (long long)r, (long long)e, what, (long long)entry, (long long)p->cache_slots - 1);
     }
+    if (xattn_is_fp8(p->cache_dtype) && (p->k_scales || p->v_scales)) /* the scales the call reads */
+      for (int64_t j = 0; j < keys; j++)
+        for (int h = 0; h < p->heads_kv; h++) {
+          const int64_t t = xattn_cache_token(p, b, j);
+          for (int v = 0; v < 2; v++) {
+            const float *per = v ? p->v_scales : p->k_scales;
+            if (per && !isfinite(per[t * p->heads_kv + h]))
+              return xattn_fail(XATTN_ERR_SHAPE, "%s[%lld]: not finite (token %lld, head %d)", v ? "v_scales" : "k_scales",
+                                (long long)(t * p->heads_kv + h), (long long)t, h);
+          }
+        }
   }
   return XATTN_OK;
 }
@@ -132,7 +144,15 @@ xattn_status xattn_validate_inputs(const xattn_problem *p, int check_output) {
   xattn_clear_error();
   if (!p) return xattn_fail(XATTN_ERR_NULL, "problem: NULL");
   if (p->batch < 0) return xattn_fail(XATTN_ERR_SHAPE, "batch: negative (%d)", p->batch);
+  if (p->dtype == XATTN_E4M3FN || p->dtype == XATTN_E5M2)
+    return xattn_fail(XATTN_ERR_DTYPE, "dtype: %s is a KV-cache format (cache_dtype); q, k_ext, v_ext and o are f32, bf16 or f16",
+                      xattn_dtype_name(p->dtype));
   if ((unsigned)p->dtype > XATTN_F16) return xattn_fail(XATTN_ERR_DTYPE, "dtype: unknown value %d", (int)p->dtype);
+  if (p->cache_dtype != XATTN_DTYPE_SAME && p->cache_dtype != p->dtype && !xattn_is_fp8(p->cache_dtype))
+    return xattn_fail(XATTN_ERR_DTYPE, "cache_dtype: %s with dtype %s (want same, %s, e4m3fn or e5m2)",
+                      xattn_dtype_name(p->cache_dtype), xattn_dtype_name(p->dtype), xattn_dtype_name(p->dtype));
+  if (xattn_is_fp8(p->cache_dtype) && (!isfinite(p->k_scale) || !isfinite(p->v_scale)))
+    return xattn_fail(XATTN_ERR_SHAPE, "%s: not finite", isfinite(p->k_scale) ? "v_scale" : "k_scale");
   if ((unsigned)p->mode > XATTN_MODE_TREE) return xattn_fail(XATTN_ERR_MODE, "mode: unknown value %d", (int)p->mode);
   if ((unsigned)p->align > XATTN_ALIGN_TOP_LEFT) return xattn_fail(XATTN_ERR_MODE, "align: unknown value %d", (int)p->align);
   if (p->align == XATTN_ALIGN_TOP_LEFT && p->mode != XATTN_MODE_CAUSAL)

@@ -24,6 +24,8 @@ double tp_uniform(uint64_t *s) { return (double)(tp_rand(s) >> 11) * 0x1.0p-52 -
 static void put(void *base, size_t i, xattn_dtype t, float x) {
   if (t == XATTN_F32)
     ((float *)base)[i] = x;
+  else if (t == XATTN_E4M3FN || t == XATTN_E5M2)
+    ((uint8_t *)base)[i] = xattn_f32_to_fp8(x, t);
   else if (t == XATTN_BF16)
     ((uint16_t *)base)[i] = xattn_f32_to_bf16(x);
   else
@@ -32,6 +34,7 @@ static void put(void *base, size_t i, xattn_dtype t, float x) {
 
 static double get(const void *base, size_t i, xattn_dtype t) {
   if (t == XATTN_F32) return ((const float *)base)[i];
+  if (t == XATTN_E4M3FN || t == XATTN_E5M2) return xattn_fp8_to_f32(((const uint8_t *)base)[i], t);
   if (t == XATTN_BF16) return xattn_bf16_to_f32(((const uint16_t *)base)[i]);
   return xattn_f16_to_f32(((const uint16_t *)base)[i]);
 }
@@ -98,16 +101,17 @@ static void *make_cache(const tp_shape *s, const tp_mask *m, int64_t blocks, int
   *block_stride = 0;
   if (s->pad_token > 0 && (page > 1 || m->cache_layout == XATTN_CACHE_HEAD_MAJOR)) *block_stride = bs += 3;
   size_t n = (size_t)(blocks * bs);
-  void *buf = malloc((n ? n : 1) * xattn_dtype_size(m->dtype));
+  const xattn_dtype ct = m->kv8 ? m->kv8 : m->dtype;
+  void *buf = malloc((n ? n : 1) * xattn_dtype_size(ct));
   if (!buf) return NULL;
-  fill_nan(buf, n, m->dtype);
+  fill_nan(buf, n, ct);
   view->data = buf;
   view->token_stride = ts;
   view->head_stride = hs;
   for (int64_t token = 0; token < blocks * page; ++token) {
     const int64_t base = cache_token_offset(view, bs, page, token);
     for (int h = 0; h < heads; ++h)
-      for (int d = 0; d < dim; ++d) put(buf, (size_t)(base + h * hs + d), m->dtype, (float)tp_uniform(rng));
+      for (int d = 0; d < dim; ++d) put(buf, (size_t)(base + h * hs + d), ct, (float)tp_uniform(rng));
   }
   return buf;
 }
@@ -202,8 +206,26 @@ static int build_cache(tproblem *tp, const tp_shape *s, tp_mask m, int64_t max_k
     for (int64_t c = c0; c < c0 + n; ++c) /* the tokens keys map to */
       used[perm[next - 1 - ((c0 + n - 1) / page - c / page)] * page + c % page] = 1;
   }
-  poison_tokens(tp->k_cache, &p->k_cache, kbs, page, blocks * page, used, s->hkv, s->d, m.dtype);
-  poison_tokens(tp->v_cache, &p->v_cache, vbs, page, blocks * page, used, s->hkv, s->dv, m.dtype);
+  const xattn_dtype ct = m.kv8 ? m.kv8 : m.dtype;
+  poison_tokens(tp->k_cache, &p->k_cache, kbs, page, blocks * page, used, s->hkv, s->d, ct);
+  poison_tokens(tp->v_cache, &p->v_cache, vbs, page, blocks * page, used, s->hkv, s->dv, ct);
+  if (m.kv8) { /* fp8: a tensor scale and per-token-per-head scales, NaN where no key maps */
+    p->cache_dtype = m.kv8;
+    p->k_scale = 0.75f;
+    p->v_scale = 1.25f;
+    tp->kv_scales = malloc(sizeof *tp->kv_scales * (size_t)(2 * blocks * page * s->hkv));
+    if (!tp->kv_scales) {
+      free(perm);
+      free(used);
+      return -1;
+    }
+    for (int64_t i = 0; i < 2 * blocks * page * s->hkv; ++i) {
+      const int64_t token = i % (blocks * page * s->hkv) / s->hkv;
+      tp->kv_scales[i] = used[token] ? (float)(1.0 + 0.5 * tp_uniform(rng)) : NAN;
+    }
+    p->k_scales = tp->kv_scales;
+    p->v_scales = tp->kv_scales + blocks * page * s->hkv;
+  }
   free(perm);
   free(used);
   p->req_to_token = tp->table;
@@ -325,7 +347,7 @@ oom:
 
 void tp_free(tproblem *tp) {
   void *bufs[] = {tp->q, tp->k_ext, tp->v_ext, tp->k_cache, tp->v_cache, tp->table,
-                  tp->prefix, tp->extend, tp->encoder, tp->start, tp->req_index, tp->start_col, tp->sinks,
+                  tp->prefix, tp->extend, tp->encoder, tp->start, tp->req_index, tp->start_col, tp->kv_scales, tp->sinks,
                   tp->tree, tp->o_buf, tp->row_written, tp->ref};
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i) free(bufs[i]);
   memset(tp, 0, sizeof *tp);
@@ -368,14 +390,16 @@ int64_t tp_count_visible(const tproblem *tp) {
  * the buffer it is read from: the cache through the token table (the library's
  * one definition of cache addressing, internal/cache.h) or the extend rows.
  * v: 0 for k, 1 for v. */
-static int64_t key_offset(tproblem *tp, int b, int64_t j, int kvh, int v, void **buf) {
+static int64_t key_offset(tproblem *tp, int b, int64_t j, int kvh, int v, void **buf, xattn_dtype *dt) {
   const xattn_problem *p = &tp->p;
   if (p->mode == XATTN_MODE_CROSS || j < tp->prefix[b]) {
     *buf = v ? tp->v_cache : tp->k_cache;
+    *dt = tp->mask.kv8 ? tp->mask.kv8 : tp->mask.dtype; /* fp8 caches: e4m3fn has no Inf, it stores NaN */
     return xattn_cache_offset(p, b, j, kvh, v);
   }
   const xattn_tensor *t = v ? &p->v_ext : &p->k_ext;
   *buf = v ? tp->v_ext : tp->k_ext;
+  *dt = tp->mask.dtype;
   return (tp->start[b] + (j - tp->prefix[b])) * t->token_stride + kvh * t->head_stride;
 }
 
@@ -383,8 +407,8 @@ void tp_set(tproblem *tp, void *buf, const xattn_tensor *t, int64_t row, int hea
   put(buf, (size_t)(row * t->token_stride + head * t->head_stride + d), tp->mask.dtype, x);
 }
 
-static void plant(tproblem *tp, void *buf, int64_t at, float x) {
-  put(buf, (size_t)at, tp->mask.dtype, x);
+static void plant(tproblem *tp, void *buf, int64_t at, xattn_dtype dt, float x) {
+  put(buf, (size_t)at, dt, x);
   tp->planted++;
 }
 
@@ -393,23 +417,24 @@ int tp_plant_nonfinite(tproblem *tp, uint64_t seed) {
   uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 7;
   const float values[] = {NAN, INFINITY, -INFINITY};
   void *buf;
+  xattn_dtype dt;
   for (int b = 0; b < p->batch; ++b) {
     const int64_t S = p->mode == XATTN_MODE_CROSS ? tp->encoder[b] : (int64_t)tp->prefix[b] + tp->extend[b];
     if (S > 0) { /* the last key's value: +-Inf (seen by the last query only under causal) */
-      int64_t at = key_offset(tp, b, S - 1, (int)(tp_rand(&rng) % (uint64_t)p->heads_kv), 1, &buf);
-      plant(tp, buf, at + (int64_t)(tp_rand(&rng) % (uint64_t)p->head_dim_v), b % 2 ? -INFINITY : INFINITY);
+      int64_t at = key_offset(tp, b, S - 1, (int)(tp_rand(&rng) % (uint64_t)p->heads_kv), 1, &buf, &dt);
+      plant(tp, buf, at + (int64_t)(tp_rand(&rng) % (uint64_t)p->head_dim_v), dt, b % 2 ? -INFINITY : INFINITY);
     }
     /* one more: a random key's k or v, or a random query of the request */
     const int kind = (int)(tp_rand(&rng) % 3);
     const float x = values[tp_rand(&rng) % 3];
     if (kind < 2 && S > 0) {
       const int64_t j = (int64_t)(tp_rand(&rng) % (uint64_t)S);
-      int64_t at = key_offset(tp, b, j, (int)(tp_rand(&rng) % (uint64_t)p->heads_kv), kind, &buf);
-      plant(tp, buf, at + (int64_t)(tp_rand(&rng) % (uint64_t)(kind ? p->head_dim_v : p->head_dim)), x);
+      int64_t at = key_offset(tp, b, j, (int)(tp_rand(&rng) % (uint64_t)p->heads_kv), kind, &buf, &dt);
+      plant(tp, buf, at + (int64_t)(tp_rand(&rng) % (uint64_t)(kind ? p->head_dim_v : p->head_dim)), dt, x);
     } else if (kind == 2 && tp->extend[b] > 0) {
       int64_t row = tp->start[b] + (int64_t)(tp_rand(&rng) % (uint64_t)tp->extend[b]);
       plant(tp, tp->q, row * p->q.token_stride + (int64_t)(tp_rand(&rng) % (uint64_t)p->heads_q) * p->q.head_stride +
-                           (int64_t)(tp_rand(&rng) % (uint64_t)p->head_dim), x);
+                           (int64_t)(tp_rand(&rng) % (uint64_t)p->head_dim), tp->mask.dtype, x);
     }
   }
   return tp->planted;
@@ -479,9 +504,10 @@ void tp_describe(const tproblem *tp, char *buf, size_t len) {
                    xattn_mode_name(tp->mask.mode), tp_align_name(tp->mask.align), tp->mask.wl,
                    tp->mask.wr, xattn_dtype_name(tp->mask.dtype), (unsigned long long)tp->seed,
                    tp->planted ? " nonfinite-planted" : "");
-  if (n > 0 && (size_t)n < len && (tp->mask.page_size > 1 || tp->mask.cache_layout || tp->mask.start_cols))
-    snprintf(buf + n, len - (size_t)n, " page=%d cache=%s start_cols=%d", tp->mask.page_size,
-             xattn_cache_layout_name(tp->mask.cache_layout), tp->mask.start_cols);
+  if (n > 0 && (size_t)n < len && (tp->mask.page_size > 1 || tp->mask.cache_layout || tp->mask.start_cols || tp->mask.kv8))
+    snprintf(buf + n, len - (size_t)n, " page=%d cache=%s start_cols=%d kv=%s", tp->mask.page_size,
+             xattn_cache_layout_name(tp->mask.cache_layout), tp->mask.start_cols,
+             tp->mask.kv8 ? xattn_dtype_name(tp->mask.kv8) : "same");
 }
 
 void tp_describe_result(const tp_result *r, char *buf, size_t len) {

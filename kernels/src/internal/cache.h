@@ -9,6 +9,11 @@
 #include <stdint.h>
 #include "xattn/xattn.h"
 
+/* What k_cache / v_cache hold: dtype, or an fp8 format. */
+static inline xattn_dtype xattn_cache_dtype(const xattn_problem *p) {
+  return p->cache_dtype == XATTN_E4M3FN || p->cache_dtype == XATTN_E5M2 ? p->cache_dtype : p->dtype;
+}
+
 /* Tokens per table entry (1 for a slot table). */
 static inline int64_t xattn_page(const xattn_problem *p) { return p->page_size > 1 ? p->page_size : 1; }
 

@@ -289,6 +289,7 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
   }
 }
 
+#define HOOK_STAGE_DTYPE(dt) (dt) /* bf16 problems only: decode fp8 rows to bf16 */
 #include "isa/item.inc"
 
 const xattn_isa_kernels xattn_isa_amx = {"amx", item_scratch_bytes, item_table,
