@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
   unsigned long long b_pack = ~0ull, b_qk = ~0ull, b_first = ~0ull, b_next = ~0ull, b_pv = ~0ull;
   amx_begin();
   for (int it = 0; it < 2 * reps; it++) {
-    const int first = it & 1; /* odd: a row's first tile (exact max); even: a later tile (running max kept) */
+    const int first = it & 1; /* odd: a row's first tile (no running max); even: a later tile (running max kept) */
     for (int r = 0; r < RC; r++) m[r] = first ? -INFINITY : 4.0f, l[r] = 1.0f;
     const unsigned long long t0 = __rdtsc();
     hook_pack_kv(kpk, vpk, kp, vp, ns, d, d, d, XATTN_BF16);
@@ -111,7 +111,7 @@ int main(int argc, char **argv) {
          100 * b_qk / tot, b_qk / tdp);
   printf("  %-44s %9llu  %5.1f %%  %6.2f ticks/16 scores\n", "softmax + P to bf16, running max kept", b_next,
          100 * b_next / tot, b_next / vecs);
-  printf("  %-44s %9llu  %7s  %6.2f ticks/16 scores\n", "  (a row's first tile: exact max first)", b_first, "",
+  printf("  %-44s %9llu  %7s  %6.2f ticks/16 scores\n", "  (a row's first tile: no running max yet)", b_first, "",
          b_first / vecs);
   printf("  %-44s %9llu  %5.1f %%  %6.1f ticks/tdpbf16ps\n", "PV tile products + accumulator tiles", b_pv,
          100 * b_pv / tot, b_pv / tdp);

@@ -242,10 +242,11 @@ static inline float row_exp(const row_view *v, const float *s, float m, uint16_t
   return _mm512_reduce_add_ps(_mm512_add_ps(sum0, sum1));
 }
 
-/* Online softmax on the row-major raw dot products st[RC][NS] of a chunk:
- * p (bf16) to pp, alpha (1 where the row kept its max), m and l updated. A
- * row with a running max tries one pass against it (row_exp); a row without
- * one, or whose scores outgrew it, takes the exact max of the tile first. */
+/* Online softmax on the raw dot products of a chunk (st): p (bf16) to pp,
+ * alpha (1 where the row kept its max), m and l updated. A row with a running
+ * max tries one pass against it (row_exp); a row without one tries the max of
+ * its first 32 keys; a row whose scores outgrew the try takes the exact max of
+ * the tile first and a second pass. */
 static __attribute__((noinline)) void hook_softmax(const xattn_softmax_args *args) {
   PROF_START(t0);
   float *const st = args->st, *const m = args->m, *const l = args->l, *const alpha = args->alpha;
@@ -266,7 +267,17 @@ static __attribute__((noinline)) void hook_softmax(const xattn_softmax_args *arg
     const float m_old = m[r];
     int over = 1;
     float sum = 0.0f, m_new = m_old;
-    if (m_old != -INFINITY) sum = row_exp(&v, s, m_old, prow, &over);
+    if (m_old != -INFINITY) {
+      sum = row_exp(&v, s, m_old, prow, &over);
+    } else if (ns > 32) { /* a row's first tile: try the max of its first 32 keys as m */
+      row_view head = v;
+      head.n = 32;
+      const float guess = row_max(&head, s);
+      if (guess != -INFINITY) {
+        sum = row_exp(&v, s, guess, prow, &over);
+        if (!over) m_new = guess;
+      }
+    }
     if (over) {
       const float mx = row_max(&v, s);
       if (mx > m_new) m_new = mx;
