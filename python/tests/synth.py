@@ -5,7 +5,7 @@ seeded noise model, for the compare/history/plot tests.
 Each benchmark has a true time t0 (from its FLOP count and a made-up rate that
 depends on the variant, the thread count, the implementation and the mode);
 repetition i measures t0 * slowdown * exp(N(0, noise)). Counters are derived
-from the measured time exactly as xattn-bench defines them (COMMON.md).
+from the measured time exactly as xattn-bench defines them (docs/formats.md §3).
 
 Run as a script to regenerate the fixtures in python/tests/testdata/.
 """
@@ -19,7 +19,7 @@ MACHINE = "synthetic-xeon-2c-00c0ffee"
 PEAK_FP32_1T = 150.0  # GFLOP/s per thread, made up
 
 # (suite, workload, extend tokens, visible pairs, distinct KV tokens):
-# H_Q = 32, H_KV = 8, D = DV = 128; FLOPs = 2*32*(128+128)*pairs (SPEC §5)
+# H_Q = 32, H_KV = 8, D = DV = 128; FLOPs = 2*32*(128+128)*pairs (docs/contract.md §5)
 WORKLOADS = [
     ("causal-prefill", "E512", 512, 512 * 513 // 2, 512),
     ("causal-prefill", "E2048", 2048, 2048 * 2049 // 2, 2048),

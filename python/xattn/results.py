@@ -1,7 +1,7 @@
 """Loading, validating and storing xattn results files.
 
 A results file is Google Benchmark JSON ({"context": {...}, "benchmarks": [...]})
-with the xattn context keys and row names of COMMON.md. Files live at
+with the xattn context keys and row names of docs/formats.md §3. Files live at
 results/<machine>/<commit>/<UTC yyyymmddTHHMMSSZ>_<label>.json and are never
 overwritten. Every problem is reported as a ResultsError whose message is one
 line naming the file and the reason, so that callers can print it and exit 2.
@@ -12,7 +12,7 @@ import os
 import re
 import tempfile
 
-# Order of the key:value segments of a benchmark name (COMMON.md).
+# Order of the key:value segments of a benchmark name (docs/formats.md §3).
 NAME_KEYS = ("suite", "wl", "dtype", "impl", "variant", "layout", "isa", "threads", "place")
 
 # Counters that are rates (higher is better) and worth comparing between runs.

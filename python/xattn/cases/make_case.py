@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes a random xattn case folder in the SPEC section 4 format.
+"""Writes a random xattn case folder in the format of docs/formats.md §1.
 
     make_case.py OUT_DIR [--dtype f32|bf16|f16] [--mode causal|bidirectional|cross|tree]
                  [--align bottom_right|top_left] [--heads-q 4] [--heads-kv 2]

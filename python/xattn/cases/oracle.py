@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""An independent numpy re-implementation of SPEC sections 1-2 for a case folder.
+"""An independent numpy re-implementation of docs/contract.md §1-2 for a case folder.
 
     case_oracle.py CASE_DIR [-o OUT.npy]           write the float64 answer
     case_oracle.py CASE_DIR --check O.npy [--tight] compare an output with it
 
 --check exits 1 (one line on stderr) when any element of O.npy misses
-|o - ref| <= atol + rtol*|ref| with the SPEC section 3 tolerances of the case dtype,
+|o - ref| <= atol + rtol*|ref| with the docs/contract.md §3 tolerances of the case dtype,
 or, with --tight, 1e-9 (for checking another fp64 reference, e.g. `xattn run
 --reference-f64`). It shares no code with the C library, so it checks the
 library's xattn_reference() as well as the kernels. Installed as `xattn-oracle`.

@@ -46,7 +46,7 @@ class Point:
 
 def config_kind(rf):
     """'tuned', 'default' or None: which config header a run was built with,
-    from the provenance string the header carries (SPEC §6), else the label."""
+    from the provenance string the header carries (docs/formats.md §4), else the label."""
     prov = str(rf.context.get("xattn_config_provenance", "")).strip().lower()
     if prov.startswith("xattn-tune"):  # tune/src/tune_report.c writes this line
         return "tuned"
