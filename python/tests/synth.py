@@ -96,6 +96,23 @@ def make_results(seed, reps=10, noise=0.01, slowdown=1.0, rows=None, commit="aaa
     return {"context": ctx, "benchmarks": out}
 
 
+def many_rows(n):
+    """n distinct benchmarks in the shape of default_rows() (for the scale tests):
+    the WORKLOADS repeated under new workload names, over variants and dtypes."""
+    rows = []
+    variants = sorted(VARIANT_RATE)
+    i = 0
+    while len(rows) < n:
+        suite, wl, tokens, pairs, kv = WORKLOADS[i % len(WORKLOADS)]
+        var, dt = variants[(i // len(WORKLOADS)) % len(variants)], ("f32", "bf16")[i % 2]
+        rate = PEAK_FP32_1T * 0.75 * MODE_RATE[suite] * VARIANT_RATE[var] * (1.6 if dt == "bf16" else 1.0)
+        fl = flops_of(pairs)
+        nbytes = (4 if dt == "f32" else 2) * 256 * (tokens * 32 + kv * 8)
+        rows.append((name_of(suite, "%s-%d" % (wl, i), "xattn", var, 2, dt), fl, tokens, fl / (rate * 1e9), nbytes))
+        i += 1
+    return rows
+
+
 def peak_rows(threads=(1, 2)):
     return [("suite:peak/wl:fma/dtype:%s/impl:peak/variant:-/layout:-/isa:avx512/threads:%d/place:compact" % (d, t),
              1e9 * t, 1, 1.0 / (PEAK_FP32_1T * (4 if d == "bf16" else 1)), 0)

@@ -127,7 +127,12 @@ def make_case(out, dtype="f32", mode="causal", align="bottom_right", heads_q=4, 
 def load_case(d):
     """Reads a case folder into (case dict, dict of float64/int arrays)."""
     with open(os.path.join(d, "case.json")) as f:
-        case = json.load(f)
+        try:
+            case = json.load(f)
+        except RecursionError:
+            raise ValueError("case.json: JSON nested too deeply to read")
+    if not isinstance(case, dict):
+        raise ValueError("case.json: not a JSON object")
     dt = case["dtype"]
     a = {}
     for name in ("q", "k_ext", "v_ext", "k_cache", "v_cache"):

@@ -9,7 +9,7 @@ import re
 
 from ..perf import stats
 from ..results import (ResultsError, classify_file, iter_json_files, load_compare, load_results,
-                               load_tune_report, parse_name, row_counters, row_seconds)
+                               load_tune_report, parse_name, row_counters, row_seconds, why_not_results)
 
 
 class Point:
@@ -83,8 +83,8 @@ class Dataset:
                     report["path"] = path
                     self.tune_reports.append(report)
                 else:
-                    self.notes.append("%s: skipped, not a benchmark results file, compare output or tuner report"
-                                      % path)
+                    self.notes.append("%s: skipped, not a results file, compare output or tuner report (%s)"
+                                      % (path, why_not_results(path)))
             except ResultsError as e:
                 self.notes.append("skipped: %s" % e)
         return self
