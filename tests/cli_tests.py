@@ -6,6 +6,8 @@
     cli_tests.py --bin BUILD/bin oracle      `xattn run` agrees with the numpy oracle
                                              (python/xattn/cases/oracle.py) and so does the fp64 reference
     cli_tests.py --bin BUILD/bin commands    info, usage errors, git-style external commands
+    cli_tests.py --bin BUILD/bin paths       -o onto a FIFO, symlink or the case's own inputs, and
+                                             FIFOs as inputs, are refused (not replaced, no hang)
 
 Any sanitizer report on stderr fails the test. Prints one line per check and a count.
 """
@@ -57,6 +59,13 @@ def raw_npy(header, data=b"", version=(1, 0), pad=True):
     return b"\x93NUMPY" + bytes(version) + len(hb).to_bytes(2, "little") + hb + data
 
 
+def set_strides(d, name, value):
+    with open(os.path.join(d, "case.json")) as f:
+        strides = json.load(f)["strides"]
+    strides[name] = value
+    edit_json(d, strides=strides)
+
+
 def edit_json(d, **changes):
     p = os.path.join(d, "case.json")
     with open(p) as f:
@@ -90,6 +99,10 @@ def malformed(bindir, tmp):
         "cross": make_case.make_case(os.path.join(tmp, "base_cross"), "f16", "cross",
                                      prefix=[0, 3], extend=[2, 2], encoder=[5, 3],
                                      index_type="int64"),
+        "paged": make_case.make_case(os.path.join(tmp, "base_paged"), "f32", "causal", prefix=[9, 5],
+                                     extend=[2, 3], page_size=4, cache_layout="head_major", start_cols=True),
+        "strided": make_case.make_case(os.path.join(tmp, "base_strided"), "f32", "causal", prefix=[3, 2],
+                                       extend=[2, 3], page_size=2, strided=True),
     }
 
     def slot_table(d):
@@ -203,6 +216,20 @@ def malformed(bindir, tmp):
                                                         load(d, "req_index.npy").astype(np.float64)), "req_index.npy"),
         ("q.npy is a directory", "causal", lambda d: (os.remove(os.path.join(d, "q.npy")),
                                                       os.mkdir(os.path.join(d, "q.npy"))), "q.npy"),
+        # KV-cache storage keys
+        ("cache_layout unknown", "paged", lambda d: edit_json(d, cache_layout="diagonal"), "cache_layout"),
+        ("page_size 0", "paged", lambda d: edit_json(d, page_size=0), "page_size"),
+        ("paged cache with the wrong page", "paged", lambda d: edit_json(d, page_size=8), "k_cache.npy"),
+        ("req_start_col negative", "paged", lambda d: edit_json(d, req_start_col=[0, -1]), "req_start_col[1]"),
+        ("req_start_col wrong length", "paged", lambda d: edit_json(d, req_start_col=[0]), "req_start_col"),
+        ("req_start_col past the table", "paged", lambda d: edit_json(d, req_start_col=[0, 10 ** 6]), "prefix_lens[1]"),
+        ("strides unknown tensor", "strided", lambda d: set_strides(d, "o", [1, 1]), "strides"),
+        ("strides too few", "strided", lambda d: set_strides(d, "q", [64]), "strides.q"),
+        ("strided file too short", "strided", lambda d: np.save(os.path.join(d, "q.npy"), load(d, "q.npy")[:100]),
+         "q.npy"),
+        ("strided heads overlap", "strided", lambda d: set_strides(d, "q", [100, 3]), "q: strides"),
+        ("strided cache without cache_slots", "strided", lambda d: edit_json(d, cache_slots=None), "cache_slots"),
+        ("k_ext missing outside cross mode", "causal", lambda d: os.remove(os.path.join(d, "k_ext.npy")), "k_ext.npy"),
     ]
     for i, (name, b, mutate, want) in enumerate(cases):
         d = os.path.join(tmp, f"bad{i}")
@@ -243,6 +270,18 @@ def oracle(bindir, tmp):
              prefix=[33, 0], extend=[1, 17], window=(5, -1)),
         dict(dtype="f16", mode="tree", heads_q=2, heads_kv=2, head_dim=8, prefix=[0], extend=[6],
              window=(1, 1), tree_density=0.8),
+        # KV-cache storages: paged blocks in both layouts, table start columns, strides, no k_ext in cross
+        dict(dtype="bf16", mode="causal", prefix=[37, 0, 5], extend=[3, 6, 1], page_size=16,
+             start_cols=True),
+        dict(dtype="f32", mode="tree", prefix=[9, 20], extend=[4, 2], page_size=4, cache_layout="head_major",
+             start_cols=True, strided=True),
+        dict(dtype="f16", mode="causal", prefix=[6, 1], extend=[2, 5], strided=True, window=(3, -1)),
+        dict(dtype="f32", mode="cross", prefix=[0, 0], extend=[3, 2], encoder=[7, 4], start_cols=True,
+             no_ext=True),
+        # fp8 caches: tensor scales, per-token-per-head scales, paged
+        dict(dtype="bf16", mode="causal", prefix=[21, 3], extend=[2, 4], cache_dtype="e4m3fn", kv_scales=True),
+        dict(dtype="f32", mode="bidirectional", prefix=[17, 0], extend=[3, 5], cache_dtype="e5m2", page_size=8,
+             cache_layout="head_major", kv_scales=True, window=(6, 2)),
     ]
     runs = [[]] + [["--isa", i] for i in info["isas"]] + \
         [["--variant", v, "--layout", info["layouts"][k % len(info["layouts"])], "--threads", str(1 + k % 3)]
@@ -360,14 +399,61 @@ def commands(bindir, tmp):
           f"external next to the binary: xattn make-case: exit {rc} {err.strip()!r}")
 
 
+# ---- paths that are not regular files ------------------------------------------
+def paths(bindir, tmp):
+    """`xattn run -o` replaced whatever was at the path (temp file + rename): a
+    FIFO, a symlink, the case's own q.npy; a FIFO given as an input hung the
+    loader forever. Each is refused with one line and left as it was."""
+    from xattn.cases import make_case
+    xattn = os.path.join(bindir, "xattn")
+    case = make_case.make_case(os.path.join(tmp, "case"), "f32", "causal", prefix=[2], extend=[3])
+    q = os.path.join(case, "q.npy")
+    q_bytes = open(q, "rb").read()
+    fifo = os.path.join(tmp, "out.fifo")
+    os.mkfifo(fifo)
+    target = os.path.join(tmp, "target.npy")
+    with open(target, "wb") as f:
+        f.write(b"keep")
+    link = os.path.join(tmp, "link.npy")
+    os.symlink(target, link)
+    hard = os.path.join(tmp, "hard_q.npy")
+    os.link(q, hard)
+    for name, out, want in (("a FIFO", fifo, "FIFO"), ("a symlink", link, "symlink"),
+                            ("the case's q.npy", q, "input of the case"),
+                            ("a hard link to q.npy", hard, "input of the case"),
+                            ("the case's case.json", os.path.join(case, "case.json"), "input of the case")):
+        rc, out_, err, san = run([xattn, "run", case, "-o", out])
+        lines = err.splitlines()
+        kept = (os.path.islink(link) and open(target, "rb").read() == b"keep" and
+                open(q, "rb").read() == q_bytes and os.path.exists(fifo) and not os.path.isfile(fifo))
+        ok = rc == 1 and len(lines) == 1 and want in lines[0] and kept and not san
+        check(ok, f"run -o {name}: refused and left alone (exit {rc}, stderr {err.strip()!r})")
+    rc, out_, err, san = run([xattn, "run", case, "-o", os.path.join(tmp, "new.npy")])
+    check(rc == 0 and os.path.isfile(os.path.join(tmp, "new.npy")), f"run -o a new file works (exit {rc} {err.strip()!r})")
+    # FIFOs where the loader reads: refused at once instead of blocking in open()
+    for victim in ("case.json", "q.npy"):
+        d = os.path.join(tmp, "fifo_" + victim.replace(".", "_"))
+        shutil.copytree(case, d)
+        os.remove(os.path.join(d, victim))
+        os.mkfifo(os.path.join(d, victim))
+        try:
+            p = subprocess.run([xattn, "run", d], capture_output=True, text=True, timeout=20)
+            rc, err = p.returncode, p.stderr
+        except subprocess.TimeoutExpired:
+            rc, err = "timeout", ""
+        lines = err.splitlines()
+        check(rc == 1 and len(lines) == 1 and victim in lines[0] and "FIFO" in lines[0],
+              f"run: {victim} is a FIFO: refused without blocking (exit {rc}, stderr {err.strip()!r})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True, help="folder holding xattn and xattn-oracle (PYTHONPATH holds the xattn package)")
-    ap.add_argument("what", choices=["malformed", "oracle", "commands"])
+    ap.add_argument("what", choices=["malformed", "oracle", "commands", "paths"])
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="xattn-cli-")
     try:
-        {"malformed": malformed, "oracle": oracle, "commands": commands}[a.what](a.bin, tmp)
+        {"malformed": malformed, "oracle": oracle, "commands": commands, "paths": paths}[a.what](a.bin, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"cli {a.what}: {COUNT[0]} checks, {len(FAILS)} failures")

@@ -11,6 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include "xattn_common/files.h"
+#include "xattn_common/hash.h"
 
 #define MAX_BATCH 65536
 #define MAX_LEN (1 << 24)
@@ -31,20 +35,7 @@ static int fail(const ctx *c, const char *field, const char *fmt, ...) {
   return -1;
 }
 
-/* splitmix64: the generator behind "generate" batches (seeded, portable). */
-static uint64_t splitmix64(uint64_t *s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-static double uniform01(uint64_t *s) { return (double)(splitmix64(s) >> 11) * (1.0 / 9007199254740992.0); }
-
-static uint64_t fnv1a(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
+/* Generated batches draw from splitmix64 (xattn_common/hash.h): seeded, portable. */
 
 /* Parameters a workload inherits: built-in < suite "defaults" < shape < workload. */
 typedef struct params {
@@ -55,6 +46,7 @@ typedef struct params {
   float logit_cap;
   int has_sinks;
   double tree_density;
+  int32_t slot_run;
   int ndtypes;
   xattn_dtype dtypes[3];
   uint64_t seed;
@@ -94,9 +86,8 @@ static int apply_params(const ctx *c, const char *where, const cJSON *o, params 
   }
   if ((v = cJSON_GetObjectItemCaseSensitive(o, "align"))) {
     snprintf(f, sizeof f, "%s.align", where);
-    if (cJSON_IsString(v) && strcmp(v->valuestring, "bottom_right") == 0) p->align = XATTN_ALIGN_BOTTOM_RIGHT;
-    else if (cJSON_IsString(v) && strcmp(v->valuestring, "top_left") == 0) p->align = XATTN_ALIGN_TOP_LEFT;
-    else return fail(c, f, "expected \"bottom_right\" or \"top_left\"");
+    if (!cJSON_IsString(v) || xattn_align_parse(v->valuestring, &p->align))
+      return fail(c, f, "expected \"bottom_right\" or \"top_left\"");
   }
   if ((v = cJSON_GetObjectItemCaseSensitive(o, "window"))) {
     snprintf(f, sizeof f, "%s.window", where);
@@ -124,6 +115,11 @@ static int apply_params(const ctx *c, const char *where, const cJSON *o, params 
       return fail(c, f, "expected a probability in [0, 1]");
     p->tree_density = v->valuedouble;
   }
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "slots"))) {
+    snprintf(f, sizeof f, "%s.slots", where);
+    if (xb_slot_layout_parse(cJSON_IsString(v) ? v->valuestring : "", &p->slot_run) != 0)
+      return fail(c, f, "expected \"shuffled\", \"contiguous\" or \"runsN\" (N in 1..%d)", XB_SLOT_RUN_MAX);
+  }
   if ((v = cJSON_GetObjectItemCaseSensitive(o, "dtypes"))) {
     snprintf(f, sizeof f, "%s.dtypes", where);
     int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
@@ -145,7 +141,7 @@ static int apply_params(const ctx *c, const char *where, const cJSON *o, params 
 
 static int is_param_key(const char *k) {
   static const char *keys[] = {"heads_q", "heads_kv", "head_dim", "head_dim_v", "mode", "align", "window",
-                               "logit_cap", "sinks", "tree_density", "dtypes", "seed", NULL};
+                               "logit_cap", "sinks", "tree_density", "slots", "dtypes", "seed", NULL};
   for (int i = 0; keys[i]; i++)
     if (strcmp(k, keys[i]) == 0) return 1;
   return 0;
@@ -181,7 +177,7 @@ static int draw(const ctx *c, const char *field, const cJSON *d, uint64_t *rng, 
     int n = cJSON_IsArray(vals) ? cJSON_GetArraySize(vals) : 0;
     snprintf(f, sizeof f, "%s.values", field);
     if (n < 1) return fail(c, f, "expected a non-empty list of integers");
-    int pick = (int)(uniform01(rng) * n);
+    int pick = (int)(xc_uniform01(rng) * n);
     if (pick >= n) pick = n - 1;
     for (int i = 0; i < n; i++) { /* validate every entry, not only the one drawn */
       int64_t tmp = 0;
@@ -196,11 +192,11 @@ static int draw(const ctx *c, const char *field, const cJSON *d, uint64_t *rng, 
   snprintf(f, sizeof f, "%s.max", field);
   if (get_int(c, f, cJSON_GetObjectItemCaseSensitive(d, "max"), lo, MAX_LEN, &hi)) return -1;
   if (strcmp(kind->valuestring, "uniform") == 0) {
-    *out = lo + (int64_t)(uniform01(rng) * (double)(hi - lo + 1));
+    *out = lo + (int64_t)(xc_uniform01(rng) * (double)(hi - lo + 1));
     if (*out > hi) *out = hi;
   } else if (strcmp(kind->valuestring, "loguniform") == 0) {
     double a = log((double)(lo > 0 ? lo : 1)), b = log((double)(hi > 0 ? hi : 1));
-    *out = (int64_t)llround(exp(a + uniform01(rng) * (b - a)));
+    *out = (int64_t)llround(exp(a + xc_uniform01(rng) * (b - a)));
     if (*out < lo) *out = lo;
     if (*out > hi) *out = hi;
   } else {
@@ -276,7 +272,7 @@ static int parse_batch(const ctx *c, const char *where, const cJSON *w, const pa
       for (int i = 0; keys[i]; i++) known |= strcmp(it->string, keys[i]) == 0;
       if (!known) return fail(c, f, "unknown field \"%s\" (requests, prefix, extend, encoder, seed)", it->string);
     }
-    int64_t nreq = 0, seed = (int64_t)((pp->seed ^ fnv1a(name)) & 0x1FFFFFFFFFFFFFull);
+    int64_t nreq = 0, seed = (int64_t)((pp->seed ^ xc_fnv1a64_str(XC_FNV1A64_OFFSET, name)) & 0x1FFFFFFFFFFFFFull);
     char g[300];
     snprintf(g, sizeof g, "%s.requests", f);
     if (get_int(c, g, cJSON_GetObjectItemCaseSensitive(gen, "requests"), 1, MAX_BATCH, &nreq)) return -1;
@@ -330,6 +326,7 @@ static int finish_workload(const ctx *c, const char *where, xb_workload *w, cons
   w->logit_cap = p->logit_cap;
   w->has_sinks = p->has_sinks;
   w->tree_density = p->tree_density;
+  w->slot_run = p->slot_run;
   w->ndtypes = p->ndtypes;
   memcpy(w->dtypes, p->dtypes, sizeof w->dtypes);
   w->seed = p->seed;
@@ -504,9 +501,10 @@ const char *xb_suite_dirs(void) {
 }
 
 static char *read_file(const char *path, char *err, size_t errlen) {
-  FILE *f = fopen(path, "rb");
+  const char *why = NULL;
+  FILE *f = xc_fopen_regular(path, &why); /* a FIFO must not block the open */
   if (!f) {
-    snprintf(err, errlen, "%s: (file): cannot open", path);
+    snprintf(err, errlen, "%s: (file): cannot open: %s", path, why);
     return NULL;
   }
   size_t cap = 1 << 16, n = 0;
@@ -541,9 +539,8 @@ xb_suite *xb_suite_load(const char *name_or_path, char *err, size_t errlen) {
     for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
       char cand[1024];
       snprintf(cand, sizeof cand, "%s/%s.json", d, name_or_path);
-      FILE *f = fopen(cand, "rb");
-      if (f) {
-        fclose(f);
+      struct stat cst;
+      if (stat(cand, &cst) == 0) { /* read_file says what it is if not a regular file */
         snprintf(path, sizeof path, "%s", cand);
         break;
       }
@@ -599,4 +596,22 @@ int64_t xb_workload_max_context(const xb_workload *w) {
 
 double xb_flops(const xb_workload *w, int64_t visible_pairs) {
   return 2.0 * w->heads_q * (double)(w->head_dim + w->head_dim_v) * (double)visible_pairs;
+}
+
+int xb_slot_layout_parse(const char *name, int32_t *run) {
+  if (strcmp(name, "shuffled") == 0) { *run = XB_SLOTS_SHUFFLED; return 0; }
+  if (strcmp(name, "contiguous") == 0) { *run = XB_SLOTS_CONTIGUOUS; return 0; }
+  if (strncmp(name, "runs", 4) != 0 || name[4] < '1' || name[4] > '9') return -1;
+  char *end;
+  const long n = strtol(name + 4, &end, 10);
+  if (*end || n < 1 || n > XB_SLOT_RUN_MAX) return -1;
+  *run = (int32_t)n;
+  return 0;
+}
+
+const char *xb_slot_layout_name(int32_t run, char *buf, size_t len) {
+  if (run == XB_SLOTS_SHUFFLED) snprintf(buf, len, "shuffled");
+  else if (run == XB_SLOTS_CONTIGUOUS) snprintf(buf, len, "contiguous");
+  else snprintf(buf, len, "runs%d", (int)run);
+  return buf;
 }

@@ -1,7 +1,9 @@
 /* Test problems with armed traps; see tproblem.h. */
+#include "xattn_common/hash.h"
 #include "tproblem.h"
 
 #include "case_io.h"
+#include "internal/cache.h" /* key addressing for tp_plant_nonfinite */
 
 #include <math.h>
 #include <stdio.h>
@@ -11,18 +13,15 @@
 
 #define GUARD_BYTES 256
 
-uint64_t tp_rand(uint64_t *s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+uint64_t tp_rand(uint64_t *s) { return xc_splitmix64(s); }
 
 double tp_uniform(uint64_t *s) { return (double)(tp_rand(s) >> 11) * 0x1.0p-52 - 1.0; }
 
 static void put(void *base, size_t i, xattn_dtype t, float x) {
   if (t == XATTN_F32)
     ((float *)base)[i] = x;
+  else if (t == XATTN_E4M3FN || t == XATTN_E5M2)
+    ((uint8_t *)base)[i] = xattn_f32_to_fp8(x, t);
   else if (t == XATTN_BF16)
     ((uint16_t *)base)[i] = xattn_f32_to_bf16(x);
   else
@@ -31,6 +30,7 @@ static void put(void *base, size_t i, xattn_dtype t, float x) {
 
 static double get(const void *base, size_t i, xattn_dtype t) {
   if (t == XATTN_F32) return ((const float *)base)[i];
+  if (t == XATTN_E4M3FN || t == XATTN_E5M2) return xattn_fp8_to_f32(((const uint8_t *)base)[i], t);
   if (t == XATTN_BF16) return xattn_bf16_to_f32(((const uint16_t *)base)[i]);
   return xattn_f16_to_f32(((const uint16_t *)base)[i]);
 }
@@ -65,10 +65,165 @@ static void poison_rows(void *buf, const xattn_tensor *v, int64_t rows, const ui
                            (size_t)v->token_stride, t);
 }
 
-const char *tp_align_name(xattn_align a) { return a == XATTN_ALIGN_TOP_LEFT ? "top_left" : "bottom_right"; }
+/* Element offset of (token, head 0) of a cache tensor: token = block * page + i. */
+static int64_t cache_token_offset(const xattn_tensor *v, int64_t bs, int64_t page, int64_t token) {
+  return token / page * bs + token % page * v->token_stride;
+}
 
-const char *tp_schedule_name(xattn_schedule s) {
-  return s == XATTN_SCHED_STATIC ? "static" : s == XATTN_SCHED_DYNAMIC ? "dynamic" : "auto";
+/* A cache tensor of `blocks` blocks in the mask's layout: NaN padding between
+ * heads and tokens (and, when pad_token > 0 and the cache is paged, an explicit
+ * block stride larger than the dense one), random values in every token, drawn
+ * token by token in the order of the slot table (so that page_size 1 draws what
+ * it always drew). */
+static void *make_cache(const tp_shape *s, const tp_mask *m, int64_t blocks, int heads, int dim,
+                        uint64_t *rng, xattn_tensor *view, int64_t *block_stride) {
+  const int64_t page = m->page_size > 1 ? m->page_size : 1;
+  int64_t ts, hs, bs;
+  if (m->cache_layout == XATTN_CACHE_HEAD_MAJOR) {
+    ts = dim + s->pad_head;
+    hs = page * ts + s->pad_token;
+    bs = heads * hs;
+  } else {
+    hs = dim + s->pad_head;
+    ts = heads * hs + s->pad_token;
+    bs = page * ts;
+  }
+  *block_stride = 0;
+  if (s->pad_token > 0 && (page > 1 || m->cache_layout == XATTN_CACHE_HEAD_MAJOR)) *block_stride = bs += 3;
+  size_t n = (size_t)(blocks * bs);
+  const xattn_dtype ct = m->kv8 ? m->kv8 : m->dtype;
+  void *buf = malloc((n ? n : 1) * xattn_dtype_size(ct));
+  if (!buf) return NULL;
+  fill_nan(buf, n, ct);
+  view->data = buf;
+  view->token_stride = ts;
+  view->head_stride = hs;
+  for (int64_t token = 0; token < blocks * page; ++token) {
+    const int64_t base = cache_token_offset(view, bs, page, token);
+    for (int h = 0; h < heads; ++h)
+      for (int d = 0; d < dim; ++d) put(buf, (size_t)(base + h * hs + d), ct, (float)tp_uniform(rng));
+  }
+  return buf;
+}
+
+/* NaN in every token of the cache that no key maps to. */
+static void poison_tokens(void *buf, const xattn_tensor *v, int64_t bs, int64_t page, int64_t tokens,
+                          const uint8_t *used, int heads, int dim, xattn_dtype t) {
+  for (int64_t token = 0; token < tokens; ++token)
+    if (!used[token])
+      for (int h = 0; h < heads; ++h)
+        fill_nan((char *)buf + (size_t)(cache_token_offset(v, bs, page, token) + h * v->head_stride) * xattn_dtype_size(t),
+                 (size_t)dim, t);
+}
+
+/* The KV pool and the token table of tp_build: request b's keys start at
+ * column start_col[b] of its (shuffled) table row; the blocks they span are
+ * shuffled among 3 spare NaN blocks; every other table entry points at a NaN block. */
+static int build_cache(tproblem *tp, const tp_shape *s, tp_mask m, int64_t max_keys, uint64_t *rng) {
+  xattn_problem *p = &tp->p;
+  const int B = s->batch;
+  const int64_t page = m.page_size > 1 ? m.page_size : 1;
+  tp->start_col = calloc((size_t)(B ? B : 1), sizeof *tp->start_col);
+  if (!tp->start_col) return -1;
+  int64_t used_blocks = 0;
+  for (int b = 0; b < B; ++b) {
+    int64_t n = m.mode == XATTN_MODE_CROSS ? s->encoder[b] : s->prefix[b];
+    tp->start_col[b] = m.start_cols ? (b * 3 + 1) % 5 : 0;
+    if (n > 0) used_blocks += (tp->start_col[b] + n - 1) / page - tp->start_col[b] / page + 1;
+  }
+  const int64_t blocks = used_blocks + 3;
+  int64_t kbs, vbs;
+  if (!(tp->k_cache = make_cache(s, &m, blocks, s->hkv, s->d, rng, &p->k_cache, &kbs)) ||
+      !(tp->v_cache = make_cache(s, &m, blocks, s->hkv, s->dv, rng, &p->v_cache, &vbs)))
+    return -1;
+  p->cache_slots = blocks;
+  p->page_size = (int32_t)page;
+  p->cache_layout = m.cache_layout;
+  p->k_cache_block_stride = kbs;
+  p->v_cache_block_stride = vbs;
+  p->req_start_col = m.start_cols ? tp->start_col : NULL;
+  kbs = kbs ? kbs : (m.cache_layout == XATTN_CACHE_HEAD_MAJOR ? s->hkv * p->k_cache.head_stride : page * p->k_cache.token_stride);
+  vbs = vbs ? vbs : (m.cache_layout == XATTN_CACHE_HEAD_MAJOR ? s->hkv * p->v_cache.head_stride : page * p->v_cache.token_stride);
+  int64_t *perm = malloc(sizeof *perm * (size_t)blocks);
+  uint8_t *used = calloc((size_t)(blocks * page), 1);
+  if (!perm || !used) {
+    free(perm);
+    free(used);
+    return -1;
+  }
+  for (int64_t i = 0; i < blocks; ++i) perm[i] = i;
+  for (int64_t i = blocks - 1; i > 0; --i) {
+    int64_t j = (int64_t)(tp_rand(rng) % (uint64_t)(i + 1)), x = perm[i];
+    perm[i] = perm[j];
+    perm[j] = x;
+  }
+  const int64_t poison_block = perm[used_blocks];
+  /* token table: unused rows and entries point at a NaN block */
+  const int64_t max_reqs = B + 3, max_ctx = (max_keys + 5 + 4 + page - 1) / page;
+  const size_t isz = s->idx64 ? 8 : 4;
+  tp->table = malloc((size_t)(max_reqs * max_ctx) * isz);
+  if (!tp->table) {
+    free(perm);
+    free(used);
+    return -1;
+  }
+  for (int64_t i = 0; i < max_reqs * max_ctx; ++i) {
+    if (s->idx64)
+      ((int64_t *)tp->table)[i] = poison_block;
+    else
+      ((int32_t *)tp->table)[i] = (int32_t)poison_block;
+  }
+  int64_t rows_perm[TP_MAX_BATCH + 3];
+  for (int64_t i = 0; i < max_reqs; ++i) rows_perm[i] = i;
+  for (int64_t i = max_reqs - 1; i > 0; --i) {
+    int64_t j = (int64_t)(tp_rand(rng) % (uint64_t)(i + 1)), x = rows_perm[i];
+    rows_perm[i] = rows_perm[j];
+    rows_perm[j] = x;
+  }
+  int64_t next = 0;
+  for (int b = 0; b < B; ++b) {
+    tp->req_index[b] = rows_perm[b];
+    int64_t n = m.mode == XATTN_MODE_CROSS ? s->encoder[b] : s->prefix[b];
+    if (n <= 0) continue;
+    const int64_t c0 = tp->start_col[b];
+    for (int64_t e = c0 / page; e <= (c0 + n - 1) / page; ++e, ++next) {
+      int64_t at = rows_perm[b] * max_ctx + e;
+      if (s->idx64)
+        ((int64_t *)tp->table)[at] = perm[next];
+      else
+        ((int32_t *)tp->table)[at] = (int32_t)perm[next];
+    }
+    for (int64_t c = c0; c < c0 + n; ++c) /* the tokens keys map to */
+      used[perm[next - 1 - ((c0 + n - 1) / page - c / page)] * page + c % page] = 1;
+  }
+  const xattn_dtype ct = m.kv8 ? m.kv8 : m.dtype;
+  poison_tokens(tp->k_cache, &p->k_cache, kbs, page, blocks * page, used, s->hkv, s->d, ct);
+  poison_tokens(tp->v_cache, &p->v_cache, vbs, page, blocks * page, used, s->hkv, s->dv, ct);
+  if (m.kv8) { /* fp8: a tensor scale and per-token-per-head scales, NaN where no key maps */
+    p->cache_dtype = m.kv8;
+    p->k_scale = 0.75f;
+    p->v_scale = 1.25f;
+    tp->kv_scales = malloc(sizeof *tp->kv_scales * (size_t)(2 * blocks * page * s->hkv));
+    if (!tp->kv_scales) {
+      free(perm);
+      free(used);
+      return -1;
+    }
+    for (int64_t i = 0; i < 2 * blocks * page * s->hkv; ++i) {
+      const int64_t token = i % (blocks * page * s->hkv) / s->hkv;
+      tp->kv_scales[i] = used[token] ? (float)(1.0 + 0.5 * tp_uniform(rng)) : NAN;
+    }
+    p->k_scales = tp->kv_scales;
+    p->v_scales = tp->kv_scales + blocks * page * s->hkv;
+  }
+  free(perm);
+  free(used);
+  p->req_to_token = tp->table;
+  p->req_to_token_type = s->idx64 ? XATTN_I64 : XATTN_I32;
+  p->max_reqs = max_reqs;
+  p->max_ctx = max_ctx;
+  p->req_index = tp->req_index;
+  return 0;
 }
 
 int tp_build(tproblem *tp, const tp_shape *s, tp_mask m, uint64_t seed) {
@@ -87,7 +242,7 @@ int tp_build(tproblem *tp, const tp_shape *s, tp_mask m, uint64_t seed) {
   tp->start = calloc(nb, sizeof *tp->start);
   tp->req_index = calloc(nb, sizeof *tp->req_index);
   if (!tp->prefix || !tp->extend || !tp->encoder || !tp->start || !tp->req_index) goto oom;
-  int64_t T = 0, max_ctx = 1, max_e = 0, used_slots = 0;
+  int64_t T = 0, max_ctx = 1, max_e = 0;
   for (int b = 0; b < B; ++b) {
     tp->prefix[b] = s->prefix[b];
     tp->extend[b] = s->extend[b];
@@ -95,7 +250,6 @@ int tp_build(tproblem *tp, const tp_shape *s, tp_mask m, uint64_t seed) {
     int64_t ctx = m.mode == XATTN_MODE_CROSS ? s->encoder[b] : (int64_t)s->prefix[b] + s->extend[b];
     if (ctx > max_ctx) max_ctx = ctx;
     if (s->extend[b] > max_e) max_e = s->extend[b];
-    used_slots += m.mode == XATTN_MODE_CROSS ? s->encoder[b] : s->prefix[b];
   }
   /* rows: packed, gapped in order (gapped == 1) or gapped in reverse order (2) */
   for (int k = 0; k < B; ++k) {
@@ -136,72 +290,9 @@ int tp_build(tproblem *tp, const tp_shape *s, tp_mask m, uint64_t seed) {
   poison_rows(tp->k_ext, &p->k_ext, T, tp->row_written, m.dtype);
   poison_rows(tp->v_ext, &p->v_ext, T, tp->row_written, m.dtype);
 
-  /* KV pool: used slots shuffled among spare NaN slots */
-  int64_t slots = used_slots + 3;
-  if (!(tp->k_cache = make_tensor(s, m.dtype, slots, s->hkv, s->d, &rng, &p->k_cache)) ||
-      !(tp->v_cache = make_tensor(s, m.dtype, slots, s->hkv, s->dv, &rng, &p->v_cache)))
-    goto oom;
-  p->cache_slots = slots;
-  int64_t *perm = malloc(sizeof *perm * (size_t)slots);
-  uint8_t *used = calloc((size_t)slots, 1);
-  if (!perm || !used) {
-    free(perm);
-    free(used);
-    goto oom;
-  }
-  for (int64_t i = 0; i < slots; ++i) perm[i] = i;
-  for (int64_t i = slots - 1; i > 0; --i) {
-    int64_t j = (int64_t)(tp_rand(&rng) % (uint64_t)(i + 1)), x = perm[i];
-    perm[i] = perm[j];
-    perm[j] = x;
-  }
-  for (int64_t i = 0; i < used_slots; ++i) used[perm[i]] = 1;
-  poison_rows(tp->k_cache, &p->k_cache, slots, used, m.dtype);
-  poison_rows(tp->v_cache, &p->v_cache, slots, used, m.dtype);
-  int64_t poison_slot = perm[used_slots];
-
-  /* token table: unused rows and entries point at a NaN slot */
-  int64_t max_reqs = B + 3;
-  max_ctx += 5;
-  size_t isz = s->idx64 ? 8 : 4;
-  tp->table = malloc((size_t)(max_reqs * max_ctx) * isz);
-  if (!tp->table) {
-    free(perm);
-    free(used);
-    goto oom;
-  }
-  for (int64_t i = 0; i < max_reqs * max_ctx; ++i) {
-    if (s->idx64)
-      ((int64_t *)tp->table)[i] = poison_slot;
-    else
-      ((int32_t *)tp->table)[i] = (int32_t)poison_slot;
-  }
-  int64_t rows_perm[TP_MAX_BATCH + 3];
-  for (int64_t i = 0; i < max_reqs; ++i) rows_perm[i] = i;
-  for (int64_t i = max_reqs - 1; i > 0; --i) {
-    int64_t j = (int64_t)(tp_rand(&rng) % (uint64_t)(i + 1)), x = rows_perm[i];
-    rows_perm[i] = rows_perm[j];
-    rows_perm[j] = x;
-  }
-  int64_t next = 0;
-  for (int b = 0; b < B; ++b) {
-    tp->req_index[b] = rows_perm[b];
-    int64_t n = m.mode == XATTN_MODE_CROSS ? s->encoder[b] : s->prefix[b];
-    for (int64_t j = 0; j < n; ++j, ++next) {
-      int64_t at = rows_perm[b] * max_ctx + j;
-      if (s->idx64)
-        ((int64_t *)tp->table)[at] = perm[next];
-      else
-        ((int32_t *)tp->table)[at] = (int32_t)perm[next];
-    }
-  }
-  free(perm);
-  free(used);
-  p->req_to_token = tp->table;
-  p->req_to_token_type = s->idx64 ? XATTN_I64 : XATTN_I32;
-  p->max_reqs = max_reqs;
-  p->max_ctx = max_ctx;
-  p->req_index = tp->req_index;
+  /* KV pool: the blocks (slots when page_size <= 1) requests use, shuffled
+   * among spare NaN blocks; tokens of used blocks that no key maps to stay NaN */
+  if (build_cache(tp, s, m, max_ctx, &rng)) goto oom;
 
   if (s->sinks) {
     tp->sinks = malloc(sizeof *tp->sinks * (size_t)s->hq);
@@ -246,7 +337,7 @@ oom:
 
 void tp_free(tproblem *tp) {
   void *bufs[] = {tp->q, tp->k_ext, tp->v_ext, tp->k_cache, tp->v_cache, tp->table,
-                  tp->prefix, tp->extend, tp->encoder, tp->start, tp->req_index, tp->sinks,
+                  tp->prefix, tp->extend, tp->encoder, tp->start, tp->req_index, tp->start_col, tp->kv_scales, tp->sinks,
                   tp->tree, tp->o_buf, tp->row_written, tp->ref};
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i) free(bufs[i]);
   memset(tp, 0, sizeof *tp);
@@ -285,6 +376,60 @@ int64_t tp_count_visible(const tproblem *tp) {
   return v;
 }
 
+/* Element offset of (key position j of request b, KV head kvh, element 0) in
+ * the buffer it is read from: the cache through the token table (the library's
+ * one definition of cache addressing, internal/cache.h) or the extend rows.
+ * v: 0 for k, 1 for v. */
+static int64_t key_offset(tproblem *tp, int b, int64_t j, int kvh, int v, void **buf, xattn_dtype *dt) {
+  const xattn_problem *p = &tp->p;
+  if (p->mode == XATTN_MODE_CROSS || j < tp->prefix[b]) {
+    *buf = v ? tp->v_cache : tp->k_cache;
+    *dt = tp->mask.kv8 ? tp->mask.kv8 : tp->mask.dtype; /* fp8 caches: e4m3fn has no Inf, it stores NaN */
+    return xattn_cache_offset(p, b, j, kvh, v);
+  }
+  const xattn_tensor *t = v ? &p->v_ext : &p->k_ext;
+  *buf = v ? tp->v_ext : tp->k_ext;
+  *dt = tp->mask.dtype;
+  return (tp->start[b] + (j - tp->prefix[b])) * t->token_stride + kvh * t->head_stride;
+}
+
+void tp_set(tproblem *tp, void *buf, const xattn_tensor *t, int64_t row, int head, int d, float x) {
+  put(buf, (size_t)(row * t->token_stride + head * t->head_stride + d), tp->mask.dtype, x);
+}
+
+static void plant(tproblem *tp, void *buf, int64_t at, xattn_dtype dt, float x) {
+  put(buf, (size_t)at, dt, x);
+  tp->planted++;
+}
+
+int tp_plant_nonfinite(tproblem *tp, uint64_t seed) {
+  xattn_problem *p = &tp->p;
+  uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 7;
+  const float values[] = {NAN, INFINITY, -INFINITY};
+  void *buf;
+  xattn_dtype dt;
+  for (int b = 0; b < p->batch; ++b) {
+    const int64_t S = p->mode == XATTN_MODE_CROSS ? tp->encoder[b] : (int64_t)tp->prefix[b] + tp->extend[b];
+    if (S > 0) { /* the last key's value: +-Inf (seen by the last query only under causal) */
+      int64_t at = key_offset(tp, b, S - 1, (int)(tp_rand(&rng) % (uint64_t)p->heads_kv), 1, &buf, &dt);
+      plant(tp, buf, at + (int64_t)(tp_rand(&rng) % (uint64_t)p->head_dim_v), dt, b % 2 ? -INFINITY : INFINITY);
+    }
+    /* one more: a random key's k or v, or a random query of the request */
+    const int kind = (int)(tp_rand(&rng) % 3);
+    const float x = values[tp_rand(&rng) % 3];
+    if (kind < 2 && S > 0) {
+      const int64_t j = (int64_t)(tp_rand(&rng) % (uint64_t)S);
+      int64_t at = key_offset(tp, b, j, (int)(tp_rand(&rng) % (uint64_t)p->heads_kv), kind, &buf, &dt);
+      plant(tp, buf, at + (int64_t)(tp_rand(&rng) % (uint64_t)(kind ? p->head_dim_v : p->head_dim)), dt, x);
+    } else if (kind == 2 && tp->extend[b] > 0) {
+      int64_t row = tp->start[b] + (int64_t)(tp_rand(&rng) % (uint64_t)tp->extend[b]);
+      plant(tp, tp->q, row * p->q.token_stride + (int64_t)(tp_rand(&rng) % (uint64_t)p->heads_q) * p->q.head_stride +
+                           (int64_t)(tp_rand(&rng) % (uint64_t)p->head_dim), tp->mask.dtype, x);
+    }
+  }
+  return tp->planted;
+}
+
 void tp_reset_output(tproblem *tp) { memset(tp->o_buf, TP_SENTINEL, tp->o_bytes); }
 
 double tp_out(const tproblem *tp, int64_t t, int h, int d) {
@@ -310,6 +455,8 @@ tp_result tp_check(const tproblem *tp) {
       for (int d = 0; d < DV; ++d) {
         double got = tp_out(tp, t, h, d), want = tp->ref[(t * H + h) * DV + d];
         double diff = fabs(got - want), ratio = diff / (atol + rtol * fabs(want));
+        if (isnan(want)) ratio = isnan(got) ? 0.0 : INFINITY;
+        else if (isinf(want)) ratio = isnan(got) || got == want ? 0.0 : INFINITY, diff = ratio;
         r.checked++;
         if (!isfinite(got)) r.nonfinite++;
         if (!(ratio <= 1.0)) r.bad++;
@@ -343,9 +490,14 @@ int tp_ok(const tp_result *r) { return r->bad == 0 && r->overwritten == 0; }
 
 void tp_describe(const tproblem *tp, char *buf, size_t len) {
   const tp_shape *s = &tp->shape;
-  snprintf(buf, len, "shape=%s mode=%s align=%s window=(%d,%d) dtype=%s seed=%llu", s->name,
-           xattn_mode_name(tp->mask.mode), tp_align_name(tp->mask.align), tp->mask.wl,
-           tp->mask.wr, xattn_dtype_name(tp->mask.dtype), (unsigned long long)tp->seed);
+  int n = snprintf(buf, len, "shape=%s mode=%s align=%s window=(%d,%d) dtype=%s seed=%llu%s", s->name,
+                   xattn_mode_name(tp->mask.mode), xattn_align_name(tp->mask.align), tp->mask.wl,
+                   tp->mask.wr, xattn_dtype_name(tp->mask.dtype), (unsigned long long)tp->seed,
+                   tp->planted ? " nonfinite-planted" : "");
+  if (n > 0 && (size_t)n < len && (tp->mask.page_size > 1 || tp->mask.cache_layout || tp->mask.start_cols || tp->mask.kv8))
+    snprintf(buf + n, len - (size_t)n, " page=%d cache=%s start_cols=%d kv=%s", tp->mask.page_size,
+             xattn_cache_layout_name(tp->mask.cache_layout), tp->mask.start_cols,
+             tp->mask.kv8 ? xattn_dtype_name(tp->mask.kv8) : "same");
 }
 
 void tp_describe_result(const tp_result *r, char *buf, size_t len) {
@@ -410,6 +562,13 @@ int tp_exec_list(tp_level level, tp_exec **out) {
                    thread_values[rot % 3], sched_values[(rot / 3) % 3], lc[i % nlc].splits};
       if (keep(&e)) list[n++] = e;
     }
+  } else if (level == TP_LEVEL_LAYOUTS) {
+    for (int i = 0; i < nisa; ++i)
+      for (int l = 0; l < nlc; ++l, ++rot) {
+        tp_exec e = {isas[i], xattn_variant_name(rot % nv), lc[l].layout, thread_values[rot % 3],
+                     sched_values[(rot / 3) % 3], lc[l].splits};
+        if (keep(&e)) list[n++] = e;
+      }
   } else {
     for (int i = 0; i < nisa; ++i)
       for (int v = 0; v < nv; ++v)
@@ -428,7 +587,7 @@ int tp_exec_list(tp_level level, tp_exec **out) {
 
 void tp_exec_describe(const tp_exec *e, char *buf, size_t len) {
   snprintf(buf, len, "isa=%s variant=%s layout=%s kv_splits=%d threads=%d schedule=%s", e->isa,
-           e->variant, e->layout, e->kv_splits, e->threads, tp_schedule_name(e->schedule));
+           e->variant, e->layout, e->kv_splits, e->threads, xattn_schedule_name(e->schedule));
 }
 
 void tp_exec_options(const tp_exec *e, xattn_options *o) {
