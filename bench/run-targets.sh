@@ -46,5 +46,5 @@ echo "== load after sweep: $(uptime)"
   --no-baseline --no-peak --reference-max-gflop 0 --repetitions 1 --results-dir none \
   --benchmark_min_time=0.01 --benchmark_format=json >"$out/rss.json" 2>"$out/rss.txt"
 echo "== load after RSS run: $(uptime)"
-/usr/bin/python3 "$here/summarize_targets.py" "$(cat "$out/all.path")" "$(cat "$out/one.path")" \
+PYTHONPATH="$here/../python" /usr/bin/python3 -m xattn targets "$(cat "$out/all.path")" "$(cat "$out/one.path")" \
   "$out/rss.json" "$out/rss.txt" "$cores"

@@ -1,4 +1,4 @@
-/* Case folder loader (SPEC §4); see case_io.h for the division of labour with
+/* Case folder loader (docs/formats.md §1); see case_io.h for the division of labour with
  * xattn_validate(). */
 #define _POSIX_C_SOURCE 200809L
 #include "case_io.h"

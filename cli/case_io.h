@@ -1,4 +1,4 @@
-/* Loading a case folder (SPEC §4) into an xattn_problem, and writing o.npy.
+/* Loading a case folder (docs/formats.md §1) into an xattn_problem, and writing o.npy.
  *
  * The loader checks what only the files can tell (each file exists, has the
  * dtype and the shape case.json implies, case.json is well-formed) and then

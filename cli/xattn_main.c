@@ -38,7 +38,7 @@ static const char usage_text[] =
     "  run CASE_DIR [-o OUT] [--variant BMxBN] [--layout NAME] [--isa NAME] [--threads N]\n"
     "               [--schedule auto|static|dynamic] [--kv-splits N]\n"
     "               [--reference | --reference-f64]\n"
-    "        compute o for a case folder (SPEC section 4) and write o.npy into it or OUT;\n"
+    "        compute o for a case folder (docs/formats.md §1) and write o.npy into it or OUT;\n"
     "        --reference uses the fp64 reference (stored in the q dtype), --reference-f64\n"
     "        stores the reference as float64\n"
     "  info [--json]   ISAs, variants, layouts, dtypes and the config header of this build\n"

@@ -11,7 +11,7 @@ pkgs=(
   libopenblas-dev                                     # BLAS baseline
   likwid                                              # optional markers, likwid-bench
   gnuplot-nox                                         # plots
-  python3 python3-scipy python3-numpy                 # compare (Mann-Whitney), case tooling
+  python3 python3-scipy python3-numpy python3-pytest  # the xattn Python package (python/) and its tests
   python3-venv                                        # scripts/make-venv.sh (peers: torch, onnxruntime)
 )
 SUDO=""

@@ -41,8 +41,7 @@ cmake --build "$ROOT/build/release-tuned" -j"$(nproc)" >/dev/null
 
 if [ -x .venv/bin/python ]; then
   for s in "${SUITES[@]}"; do
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python bench/peers/run_peers.py \
-      --plan-tool "$ROOT/build/release-tuned/bin/xattn-peers-plan" --suite "$s" \
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$ROOT/build/release-tuned/bin/xattn-peers" --suite "$s" \
       --threads auto --placement compact --repetitions 5 || [ $? -eq 77 ]
   done
 else

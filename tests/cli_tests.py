@@ -4,7 +4,7 @@
     cli_tests.py --bin BUILD/bin malformed   every malformed case is refused with exit 1 and
                                              exactly one stderr line naming the file/field
     cli_tests.py --bin BUILD/bin oracle      `xattn run` agrees with the numpy oracle
-                                             (cli/case_oracle.py) and so does the fp64 reference
+                                             (python/xattn/cases/oracle.py) and so does the fp64 reference
     cli_tests.py --bin BUILD/bin commands    info, usage errors, git-style external commands
 
 Any sanitizer report on stderr fails the test. Prints one line per check and a count.
@@ -80,7 +80,7 @@ def load(d, name):
 
 
 def malformed(bindir, tmp):
-    import make_case
+    from xattn.cases import make_case
     xattn = os.path.join(bindir, "xattn")
     base = {
         "causal": make_case.make_case(os.path.join(tmp, "base_causal"), "f32", "causal",
@@ -229,7 +229,7 @@ def malformed(bindir, tmp):
 
 # ---- numpy oracle ---------------------------------------------------------------
 def oracle(bindir, tmp):
-    import make_case
+    from xattn.cases import make_case
     xattn = os.path.join(bindir, "xattn")
     info = json.loads(run([xattn, "info", "--json"])[1])
     problems = [
@@ -247,7 +247,7 @@ def oracle(bindir, tmp):
     runs = [[]] + [["--isa", i] for i in info["isas"]] + \
         [["--variant", v, "--layout", info["layouts"][k % len(info["layouts"])], "--threads", str(1 + k % 3)]
          for k, v in enumerate(info["variants"])]
-    import case_oracle
+    from xattn.cases import oracle as case_oracle
     oracle_cmd = os.path.join(bindir, "xattn-oracle")
     for k, pr in enumerate(problems):
         d = make_case.make_case(os.path.join(tmp, f"case{k}"), seed=100 + k, **pr)
@@ -328,7 +328,7 @@ def commands(bindir, tmp):
               f"usage error: {what}: exit {rc}, stderr {err.strip()!r}")
 
     # bad options reach the library: one line naming the option
-    import make_case
+    from xattn.cases import make_case
     d = make_case.make_case(os.path.join(tmp, "opt_case"))
     for opt, val in (("--variant", "7x9"), ("--layout", "diagonal"), ("--isa", "z80")):
         rc, out, err, san = run([xattn, "run", d, opt, val])
@@ -362,10 +362,9 @@ def commands(bindir, tmp):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True, help="folder holding xattn, xattn-oracle and make_case.py")
+    ap.add_argument("--bin", required=True, help="folder holding xattn and xattn-oracle (PYTHONPATH holds the xattn package)")
     ap.add_argument("what", choices=["malformed", "oracle", "commands"])
     a = ap.parse_args()
-    sys.path.insert(0, a.bin)
     tmp = tempfile.mkdtemp(prefix="xattn-cli-")
     try:
         {"malformed": malformed, "oracle": oracle, "commands": commands}[a.what](a.bin, tmp)

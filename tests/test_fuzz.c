@@ -82,7 +82,7 @@ int main(int argc, char **argv) {
     s.pad_token = pick(&r, 2) ? pick(&r, 17) : 0;
     s.idx64 = pick(&r, 2);
     s.gapped = pick(&r, 3);
-    /* SPEC §3's tolerances hold for unit-scale logits: scale = f / sqrt(D),
+    /* docs/contract.md §3's tolerances hold for unit-scale logits: scale = f / sqrt(D),
      * f up to 3 (logits of standard deviation about f / 3); larger scales
      * make the f32 rounding of the logits alone exceed 1e-5 */
     s.scale = pick(&r, 2) ? 0.0f : (float)((0.1 + 1.45 * (tp_uniform(&r) + 1.0)) / sqrt((double)s.d));

@@ -105,7 +105,8 @@ if [ "$BENCH" = 1 ]; then
   cmake --build "$TUNE_BUILD" -j"$JOBS" --target xattn-bench >/dev/null
   cmake --build "$REL_BUILD" -j"$JOBS" --target xattn-bench >/dev/null
   for s in "${SUITES[@]}"; do
-    # a benchmark's own command unsets these for a fair OpenBLAS baseline (COMMON.md)
+    # OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE are set for the tests; a benchmark unsets
+    # them so that the OpenBLAS baseline runs with its own tuned kernels (bench/README.md)
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$TUNE_BUILD/bench/xattn-bench" --suite "$s" \
         --label "$s-default-header" --threads auto --results-dir "$ROOT/results" >/dev/null
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$REL_BUILD/bench/xattn-bench" --suite "$s" \

@@ -444,7 +444,7 @@ int xb_row_call(xb_session *s, int r, char *err, size_t errlen) {
   return -1;
 }
 
-/* --check: one untimed call, compared with the expected output (SPEC 3
+/* --check: one untimed call, compared with the expected output (docs/contract.md §3
  * tolerances). A failure skips the row with the worst element's error. */
 static int check_row(xb_session *s, int r, char *err, size_t errlen) {
   xb_problem *pb = &s->pb;
@@ -471,7 +471,7 @@ static int check_row(xb_session *s, int r, char *err, size_t errlen) {
       }
     } else {
       /* the baseline accumulates in f32 and stores in the problem's dtype,
-       * like the kernel: within SPEC 3 tolerances of the reference (ctest
+       * like the kernel: within docs/contract.md §3 tolerances of the reference (ctest
        * bench.baseline_vs_reference), so a kernel within them of it is right */
       check_source = "blas baseline";
       if (xb_blas_attention(pb, s->rows[r].threads, s->opt.blas_threading, err, errlen) != 0) {
@@ -620,7 +620,8 @@ void xb_context(xb_session *s, void (*add)(const char *, const char *, void *), 
   add("xattn_topology", xb_topology_summary(s->topo), ctx);
   add("xattn_compiler", xb_compiler(), ctx);
   add("xattn_cflags", xb_cflags(), ctx);
-  add("xattn_config_header", xattn_config_header_path(), ctx);
+  char rel[4096];
+  add("xattn_config_header", xb_repo_relative(xattn_config_header_path(), rel, sizeof rel), ctx);
   add("xattn_config_provenance", xattn_config_provenance(), ctx);
   snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->opt.seed);
   add("xattn_seed", buf, ctx);
@@ -656,7 +657,7 @@ void xb_context(xb_session *s, void (*add)(const char *, const char *, void *), 
   add("xattn_peak_bf16_isa", xb_peak_isa(XB_PEAK_BF16) ? xb_peak_isa(XB_PEAK_BF16) : "none", ctx);
   add("xattn_peak_amx_isa", xb_peak_isa(XB_PEAK_AMX_BF16) ? "amx" : "none", ctx);
   add("xattn_suite", s->suite->name, ctx);
-  add("xattn_suite_path", s->suite->path, ctx);
+  add("xattn_suite_path", xb_repo_relative(s->suite->path, rel, sizeof rel), ctx);
   add("xattn_best_isa", xattn_best_isa(), ctx);
   add("xattn_blas_threading", s->opt.no_baseline ? "none" : xb_blas_threading_name(s->opt.blas_threading), ctx);
   add("xattn_likwid", xb_likwid_enabled() ? "marker" : "off", ctx);

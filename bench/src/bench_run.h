@@ -45,7 +45,7 @@ typedef struct xb_options {
   int repetitions;              /* --repetitions N (default 5) */
   double peak_seconds;          /* --peak-seconds S: length of one peak-probe run at start-up (default 0.02) */
   int check;                    /* --check: before timing, compare each xattn row's output with the
-                                   fp64 reference (small calls) or the BLAS baseline (SPEC 3 tolerances) */
+                                   fp64 reference (small calls) or the BLAS baseline (docs/contract.md §3 tolerances) */
   int list_suites;              /* --list-suites */
 } xb_options;
 
@@ -110,7 +110,7 @@ int xb_row_counters(xb_session *s, int r, double seconds_per_call, xb_counters *
 /* Progress line on stderr when row r starts: "[12/80] name eta 1m20s". */
 void xb_progress(xb_session *s, int r);
 
-/* Context keys (COMMON.md): calls add(key, value, ctx) for each. */
+/* Context keys (docs/formats.md §3): calls add(key, value, ctx) for each. */
 void xb_context(xb_session *s, void (*add)(const char *key, const char *value, void *ctx), void *ctx);
 
 /* likwid Marker API around kernel calls (no-ops without XATTN_LIKWID). */

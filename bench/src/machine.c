@@ -1,4 +1,4 @@
-/* Machine identity, build identity and the results layout of COMMON.md. */
+/* Machine identity, build identity and the results layout of docs/formats.md §3. */
 #define _GNU_SOURCE
 #include "xattn_bench/machine.h"
 
@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,6 +153,17 @@ void xb_commit_dir_name(const char *commit, int dirty, char *out, size_t outlen)
 
 const char *xb_compiler(void) { return XB_COMPILER; }
 const char *xb_cflags(void) { return XB_CFLAGS; }
+
+const char *xb_repo_relative(const char *path, char *out, size_t outlen) {
+  char real[PATH_MAX], root[PATH_MAX];
+  const char *p = path ? path : "";
+  if (realpath(p, real) && realpath(XB_SOURCE_DIR, root)) {
+    const size_t n = strlen(root);
+    if (strncmp(real, root, n) == 0 && real[n] == '/') p = real + n + 1;
+  }
+  snprintf(out, outlen, "%s", p);
+  return out;
+}
 
 void xb_utc_stamp(char *out, size_t outlen) {
   time_t now = time(NULL);

@@ -1,4 +1,4 @@
-/* SPEC §2, one pair at a time. Kept independent of the kernels' mask code on
+/* docs/contract.md §2, one pair at a time. Kept independent of the kernels' mask code on
  * purpose: it is what their visible-pair count and outputs are checked against. */
 #include "xattn_bench/mask.h"
 

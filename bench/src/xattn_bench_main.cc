@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
     args.push_back("--benchmark_out_format=json");
   }
   // Repetitions as Google Benchmark's flag, not per benchmark: per-benchmark
-  // Repetitions() would append "/repeats:N" to every name (COMMON.md names
+  // Repetitions() would append "/repeats:N" to every name (docs/formats.md §3 names
   // must not depend on the repetition count).
   if (!user_reps) args.push_back("--benchmark_repetitions=" + std::to_string(g_session.opt.repetitions));
   if (!user_display) args.push_back("--benchmark_display_aggregates_only=true");

@@ -1,4 +1,4 @@
-/* xattn config header — hand-written default (SPEC §6 format).
+/* xattn config header — hand-written default (docs/formats.md §4 format).
  *
  * The kernel build includes exactly one header of this format (CMake option
  * XATTN_CONFIG_HEADER; this file by default). xattn-tune writes the same format

@@ -1,4 +1,4 @@
-/* Workload classes (SPEC §6): the buckets the config header is keyed by, and
+/* Workload classes (docs/formats.md §4): the buckets the config header is keyed by, and
  * mode names. One definition serves the kernels' dispatch and the tuner. */
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* The config header (SPEC §6): CMake passes its path as XATTN_CONFIG_HEADER_FILE;
+/* The config header (docs/formats.md §4): CMake passes its path as XATTN_CONFIG_HEADER_FILE;
  * its XATTN_CONFIG_CLASSES(X) rows become a table searched top to bottom.
  * A header merged from several machines (xattn-tune merge) also lists CPU
  * classes (XATTN_CONFIG_CPU_CLASSES) and the class of each row

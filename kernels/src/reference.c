@@ -1,4 +1,4 @@
-/* The fp64 reference: SPEC §1–2 written as directly as possible. It defines
+/* The fp64 reference: docs/contract.md §1–2 written as directly as possible. It defines
  * the right answer for every test; it is meant to be read, not to be fast. */
 #include <math.h>
 #include <stdlib.h>
@@ -29,7 +29,7 @@ static int64_t key_count(const xattn_problem *p, int32_t b) {
                                      : (int64_t)p->prefix_lens[b] + p->extend_lens[b];
 }
 
-/* SPEC §2: may extend query i of request b see key position j? */
+/* docs/contract.md §2: may extend query i of request b see key position j? */
 static int visible(const xattn_problem *p, int32_t b, int64_t i, int64_t j) {
   int64_t P = p->prefix_lens[b], pos = P + i;
   int ok = 1;
@@ -111,7 +111,7 @@ xattn_status xattn_reference(const xattn_problem *p, double *out) {
   return XATTN_OK;
 }
 
-/* V of SPEC §5. The visible set of a non-tree row is an interval, so this counts
+/* V of docs/contract.md §5. The visible set of a non-tree row is an interval, so this counts
  * by interval arithmetic; tree rows count their extend keys one by one. */
 int64_t xattn_visible_pairs(const xattn_problem *p) {
   if (xattn_validate_inputs(p, 0) != XATTN_OK) return -1;

@@ -1,4 +1,4 @@
-/* Validation of an xattn_problem: every rule of SPEC §1–4 that can be checked
+/* Validation of an xattn_problem: every rule of docs/contract.md §1–4 that can be checked
  * before anything is computed. Runs before any kernel reads a tensor, so that a
  * bad call gets one line naming the field and the reason, never a read out of
  * bounds. Cost is O(B log B + sum of cache keys read), small next to the call. */

@@ -8,7 +8,7 @@
  *    sentinel byte, checked untouched after every run;
  *  - slots are shuffled and req_index is a non-identity permutation.
  * tp_check() compares the written rows with the fp64 reference under the
- * tolerances of SPEC §3 and reports the worst element.
+ * tolerances of docs/contract.md §3 and reports the worst element.
  */
 #ifndef XATTN_TESTS_TPROBLEM_H
 #define XATTN_TESTS_TPROBLEM_H
@@ -71,7 +71,7 @@ int tp_build(tproblem *tp, const tp_shape *s, tp_mask m, uint64_t seed);
 void tp_free(tproblem *tp);
 /* Computes tp->ref with xattn_reference(); returns its status. */
 xattn_status tp_reference(tproblem *tp);
-/* V of SPEC §5 counted pair by pair straight from the SPEC §2 table (an
+/* V of docs/contract.md §5 counted pair by pair straight from the docs/contract.md §2 table (an
  * independent check of xattn_visible_pairs). */
 int64_t tp_count_visible(const tproblem *tp);
 /* Fills the whole output buffer (guards, padding, rows) with TP_SENTINEL. */
@@ -127,7 +127,7 @@ const char *tp_schedule_name(xattn_schedule s);
 tp_result tp_run_check(tproblem *tp, const tp_exec *e, xattn_status *status);
 
 /* With XATTN_TEST_DUMP=DIR set, writes the problem as a case folder
- * DIR/<n>_<mode>_<dtype> (SPEC §4, for `xattn run`) and prints where; no-op
+ * DIR/<n>_<mode>_<dtype> (docs/formats.md §1, for `xattn run`) and prints where; no-op
  * otherwise. At most 20 dumps per process. */
 void tp_dump(const tproblem *tp);
 

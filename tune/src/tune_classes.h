@@ -1,4 +1,4 @@
-/* Workload suites -> workload classes (SPEC §6): every (workload, dtype) of
+/* Workload suites -> workload classes (docs/formats.md §4): every (workload, dtype) of
  * the suites lands in the class of its ISA, dtype, D, DV, mode and extend /
  * prefix buckets (xattn_extend_bucket / xattn_prefix_bucket: the library's
  * bounds, never re-written here). Suites are read by bench's parser. */

@@ -11,6 +11,7 @@
 #include "tune_search.h"
 #include "tune_stats.h"
 #include "xattn/xattn.h"
+#include "xattn_bench/machine.h"
 
 #define MAX_ROWS 512
 
@@ -153,8 +154,11 @@ int tune_compare(tune_env *env, tune_class_set *cs, const tune_compare_opts *o, 
       fprintf(f, "# Tuned vs default header (one run, interleaved, same cores)\n\n");
       fprintf(f, "- machine: %s (%s; %s)\n- commit: %s\n", env->id.machine, env->id.cpu_model,
               env->id.topology, env->commit);
-      fprintf(f, "- built with: `%s`\n  - provenance: %s\n", xattn_config_header_path(), tprov);
-      fprintf(f, "- baseline: `%s`\n  - provenance: %s\n", o->baseline_header, bprov);
+      char rel[4096];
+      fprintf(f, "- built with: `%s`\n  - provenance: %s\n",
+              xb_repo_relative(xattn_config_header_path(), rel, sizeof rel), tprov);
+      fprintf(f, "- baseline: `%s`\n  - provenance: %s\n", xb_repo_relative(o->baseline_header, rel, sizeof rel),
+              bprov);
       fprintf(f, "- suites: %s; %d repetitions each side, ABBA order, 95%% paired bootstrap CI of the "
                  "ratio of medians\n",
               cs->inputs, o->reps);
@@ -177,8 +181,9 @@ int tune_compare(tune_env *env, tune_class_set *cs, const tune_compare_opts *o, 
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "machine", env->id.machine);
     cJSON_AddStringToObject(root, "commit", env->commit);
-    cJSON_AddStringToObject(root, "tuned_header", xattn_config_header_path());
-    cJSON_AddStringToObject(root, "baseline_header", o->baseline_header);
+    char rel[4096];
+    cJSON_AddStringToObject(root, "tuned_header", xb_repo_relative(xattn_config_header_path(), rel, sizeof rel));
+    cJSON_AddStringToObject(root, "baseline_header", xb_repo_relative(o->baseline_header, rel, sizeof rel));
     cJSON_AddNumberToObject(root, "geomean_tuned_classes", g_tuned);
     cJSON_AddNumberToObject(root, "geomean_all_classes", g_all);
     cJSON *arr = cJSON_AddArrayToObject(root, "classes");

@@ -10,7 +10,7 @@
 typedef struct tune_eval {
   void *ctx;
   /* Compares cand's output with xattn_reference on small representative
-   * problems of the class. Returns 1 if it agrees within SPEC §3 tolerances,
+   * problems of the class. Returns 1 if it agrees within docs/contract.md §3 tolerances,
    * 0 if it disagrees, -1 if it cannot run; why says where and by how much. */
   int (*verify)(void *ctx, const tune_class *cls, const tune_cand *cand, char *why, size_t n);
   /* One timed repetition over the class's workloads, in seconds (< 0 on

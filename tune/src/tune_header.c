@@ -341,7 +341,7 @@ int tune_header_write_cpu(const char *path, const char *comment, const char *pro
     snprintf(err, errn, "%s: cannot create: %s", tmp, strerror(errno));
     return -1;
   }
-  fputs("/* xattn config header — written by xattn-tune (SPEC §6 format).\n *\n", f);
+  fputs("/* xattn config header — written by xattn-tune (docs/formats.md §4 format).\n *\n", f);
   const char *p = comment;
   while (p && *p) {
     const char *nl = strchr(p, '\n');

@@ -1,4 +1,4 @@
-/* Reading and writing config headers (SPEC §6, the format of
+/* Reading and writing config headers (docs/formats.md §4, the format of
  * kernels/config/xattn_config_default.h). */
 #ifndef TUNE_HEADER_H
 #define TUNE_HEADER_H

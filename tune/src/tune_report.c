@@ -6,6 +6,7 @@
 #include "tune_header.h"
 #include "tune_prune.h"
 #include "xattn/xattn.h"
+#include "xattn_bench/machine.h"
 
 /* The rows of the header this build was compiled with (the "defaults"). */
 #include TUNE_BASE_HEADER
@@ -63,7 +64,10 @@ void tune_provenance(const tune_env *env, const tune_class_set *cs, const tune_r
       run->set.final_reps,
       100 * run->set.threshold, run->budget.evals, elapsed);
   ADD("inputs: suites %s; kernel digest sha256:%s\n", cs->inputs, env->id.kernel_digest);
-  ADD("base header: %s\n", xattn_config_header_path());
+  {
+    char rel[4096];
+    ADD("base header: %s\n", xb_repo_relative(xattn_config_header_path(), rel, sizeof rel));
+  }
   ADD("speedup over the defaults: geomean %.3fx over %d classes (%d tuned, the rest kept at the "
       "defaults)\n",
       overall, run->n_classes, adopted);

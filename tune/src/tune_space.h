@@ -1,4 +1,4 @@
-/* The tuning space: workload classes (SPEC §6) and the candidate configurations
+/* The tuning space: workload classes (docs/formats.md §4) and the candidate configurations
  * tried for each of them, plus the named constraints that prune candidates
  * that cannot run or cannot be good (tune_prune.c, one table). */
 #ifndef TUNE_SPACE_H

@@ -1,5 +1,5 @@
 /* xattn_bench/machine.h — what this run is: machine, commit, build; and where
- * its results go (COMMON.md: results/<machine>/<commit>/<UTC stamp>_<label>.json,
+ * its results go (docs/formats.md §3: results/<machine>/<commit>/<UTC stamp>_<label>.json,
  * temp file + rename, never overwriting).
  */
 #ifndef XATTN_BENCH_MACHINE_H
@@ -38,6 +38,11 @@ int xb_build_dirty(void);          /* 1 dirty, 0 clean, -1 unknown (nogit) */
 void xb_commit_dir_name(const char *commit, int dirty, char *out, size_t outlen);
 const char *xb_compiler(void);     /* "GNU 12.2.0" */
 const char *xb_cflags(void);       /* C flags of the build type */
+
+/* A path as committed files record it: relative to the source tree this
+ * binary was built from when it lies inside it (resolved with realpath, so a
+ * relative or symlinked path works too), else unchanged. Returns out. */
+const char *xb_repo_relative(const char *path, char *out, size_t outlen);
 
 /* UTC stamp yyyymmddTHHMMSSZ of now. */
 void xb_utc_stamp(char *out, size_t outlen);

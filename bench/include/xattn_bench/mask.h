@@ -1,4 +1,4 @@
-/* xattn_bench/mask.h — SPEC §2 written out directly, one (query, key) pair at
+/* xattn_bench/mask.h — docs/contract.md §2 written out directly, one (query, key) pair at
  * a time: the brute-force count that tests xattn_visible_pairs and the mask
  * the BLAS baseline applies. Deliberately simple, not fast.
  */
@@ -21,7 +21,7 @@ int xb_key_visible(const xattn_problem *p, int32_t b, int32_t i, int32_t j);
  * visible key (empty: *lo == *hi). Tree mode: the range, holes decided by
  * xb_key_visible. */
 void xb_visible_range(const xattn_problem *p, int32_t b, int32_t i, int32_t *lo, int32_t *hi);
-/* Sum over requests, queries and keys of xb_key_visible: V of SPEC §5. */
+/* Sum over requests, queries and keys of xb_key_visible: V of docs/contract.md §5. */
 int64_t xb_brute_visible_pairs(const xattn_problem *p);
 
 #ifdef __cplusplus

@@ -26,7 +26,7 @@ typedef struct xb_problem {
   xattn_dtype dtype;
   int threads;            /* team size used for first touch */
   int64_t visible_pairs;  /* xattn_visible_pairs(&p) */
-  double flops;           /* SPEC §5 */
+  double flops;           /* docs/contract.md §5 */
   size_t input_bytes;     /* q, k/v ext, k/v cache, token table, masks */
   size_t output_bytes;    /* o */
   /* owned storage */
@@ -57,7 +57,7 @@ void xb_element_store(void *base, xattn_dtype t, int64_t i, float v);
 /* Zeroes o (to tell a kernel that wrote nothing from one that did). */
 void xb_problem_clear_output(xb_problem *pb);
 
-/* Max |o - ref| / (atol + rtol |ref|) over all outputs, with SPEC §3
+/* Max |o - ref| / (atol + rtol |ref|) over all outputs, with docs/contract.md §3
  * tolerances of the problem's dtype; <= 1 means within tolerance. `o` is a
  * dense [T, H_Q, DV] float array. */
 double xb_error_ratio(const xb_problem *pb, const float *o, const double *ref);

@@ -61,7 +61,7 @@ int xb_suite_list(char *out, size_t outlen);
 /* Sums and maxima of a workload's batch. */
 int64_t xb_workload_tokens(const xb_workload *w);      /* T = sum E_b */
 int64_t xb_workload_max_context(const xb_workload *w); /* max P_b + E_b (or enc_len) */
-/* SPEC §5 FLOP count from a visible-pair count. */
+/* docs/contract.md §5 FLOP count from a visible-pair count. */
 double xb_flops(const xb_workload *w, int64_t visible_pairs);
 
 #ifdef __cplusplus

@@ -1,6 +1,6 @@
 /* xattn — CPU extend attention (the prefill step of a serving engine).
  *
- * One entry point, xattn_extend_attention(), computes SPEC §1–2 for a batch of
+ * One entry point, xattn_extend_attention(), computes docs/contract.md §1–2 for a batch of
  * requests: each request's new (extend) tokens attend to their own keys and to a
  * prefix read from a KV cache through a token table. xattn_reference() computes
  * the same thing in fp64 and defines the right answer for every test.
@@ -136,12 +136,12 @@ xattn_status xattn_extend_attention(const xattn_problem *p, const xattn_options 
 /* Validation alone (what xattn_extend_attention does first). */
 xattn_status xattn_validate(const xattn_problem *p);
 
-/* fp64 reference, SPEC's definition. Writes out[t][h][dv] as doubles into a
+/* fp64 reference, docs/contract.md's definition. Writes out[t][h][dv] as doubles into a
  * dense [T, H_Q, DV] array (p->o is ignored). Slow: O(T * S * (D + DV)). */
 xattn_status xattn_reference(const xattn_problem *p, double *out);
 
 /* Number of visible (query, key) pairs summed over query heads' positions,
- * i.e. V of SPEC §5 (counted once per query token, not per head).
+ * i.e. V of docs/contract.md §5 (counted once per query token, not per head).
  * FLOPs = 2 * H_Q * (D + DV) * V. Returns -1 on invalid input. */
 int64_t xattn_visible_pairs(const xattn_problem *p);
 
@@ -207,7 +207,7 @@ int xattn_cpu_class_nearest(const xattn_cpu_class *self, const xattn_cpu_class *
 xattn_status xattn_resolve_cpu_class(const char **cls, const char **why);
 int xattn_config_cpu_class_count(void); /* CPU classes in the header; 0 for a one-machine header */
 
-/* ---- workload classes (SPEC §6) ------------------------------------------
+/* ---- workload classes (docs/formats.md §4) ------------------------------------------
  * The config header's table is keyed by ISA, dtype, D, DV, mode and two buckets
  * of the batch: the longest extend and the longest prefix. The bucket bounds
  * live here and nowhere else; the tuner and the kernels both call these. */

@@ -1,4 +1,4 @@
-/* Which keys a query sees (SPEC §2) and where a key lives, shared by the
+/* Which keys a query sees (docs/contract.md §2) and where a key lives, shared by the
  * driver and every ISA's kernels so that the mask is written once. */
 #ifndef XATTN_INTERNAL_MASK_H
 #define XATTN_INTERNAL_MASK_H

@@ -1,0 +1,257 @@
+#!/usr/bin/python3
+"""ctest (label python): `xattn compare` on synthetic and stored results files.
+
+Every case runs the real command (tools.command) and checks its exit status, its verdicts and what it
+stored; nothing here measures speed."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import synth
+import tools
+from xattn import results
+from xattn.perf import comparison
+
+HERE = tools.TESTS
+TESTDATA = tools.TESTDATA
+COMPARE = tools.command("compare")
+
+
+class CompareTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="xattn-compare-test-")
+        self.results = os.path.join(self.tmp, "results")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def write(self, name, data):
+        path = os.path.join(self.tmp, name)
+        synth.write(path, data)
+        return path
+
+    def run_compare(self, *args):
+        p = subprocess.run(COMPARE + ["--results-dir", self.results] + list(args),
+                           capture_output=True, text=True, cwd=self.tmp, env=tools.env())
+        return p.returncode, p.stdout, p.stderr
+
+    def stored_compare(self):
+        files = [f for f in glob.glob(os.path.join(self.results, "**", "*.json"), recursive=True)
+                 if results.classify_file(f) == "compare"]
+        self.assertEqual(len(files), 1, files)
+        return results.load_compare(files[0])
+
+    # ---- verdicts ---------------------------------------------------------------
+    def test_identical_runs_no_significant_change(self):
+        a = self.write("a.json", synth.make_results(11, reps=10, noise=0.01))
+        b = self.write("b.json", synth.make_results(12, reps=10, noise=0.01, commit="bbbbbbbbbbbb"))
+        rc, out, err = self.run_compare(a, b, "--fail-on-regression")
+        self.assertEqual(rc, 0, err)
+        cmp = self.stored_compare()
+        self.assertEqual(len(cmp["rows"]), len(synth.default_rows()))
+        for r in cmp["rows"]:
+            self.assertEqual(r["verdict"], "unchanged", r["name"])
+            self.assertLess(abs(r["time_change"]), 0.05)
+        self.assertAlmostEqual(cmp["geomean"]["time_ratio"], 1.0, delta=0.02)
+        self.assertIn("0 regression(s)", out)
+
+    def test_same_file_against_itself(self):
+        a = self.write("a.json", synth.make_results(13, reps=6))
+        rc, out, err = self.run_compare(a, a, "--no-store", "--json")
+        self.assertEqual(rc, 0, err)
+        cmp = json.loads(out)
+        for r in cmp["rows"]:
+            self.assertEqual(r["time_change"], 0.0)
+            self.assertGreater(r["pvalue"], 0.5)
+            self.assertEqual(r["verdict"], "unchanged")
+
+    def test_slowdown_20pct_is_regression(self):
+        a = self.write("a.json", synth.make_results(21, reps=10))
+        b = self.write("b.json", synth.make_results(22, reps=10, slowdown=1.2, commit="cccccccccccc",
+                                                    ))
+        rc, out, err = self.run_compare(a, b)
+        self.assertEqual(rc, 0, "without --fail-on-regression the exit status is 0: " + err)
+        self.assertIn("REGRESSION", out)
+        shutil.rmtree(self.results)
+        rc, out, err = self.run_compare(a, b, "--fail-on-regression")
+        self.assertEqual(rc, 1, err)
+        cmp = self.stored_compare()
+        self.assertEqual(cmp["summary"]["regression"], len(cmp["rows"]))
+        for r in cmp["rows"]:
+            self.assertLess(r["pvalue"], 0.05)
+            self.assertAlmostEqual(r["time_change"], 0.2, delta=0.03)
+            g = r["counters"]["gflops"]
+            self.assertAlmostEqual(g["head"] / g["base"], 1 / 1.2, delta=0.03)
+        self.assertAlmostEqual(cmp["geomean"]["time_ratio"], 1.2, delta=0.02)
+
+    def test_one_slow_benchmark_among_many(self):
+        a = self.write("a.json", synth.make_results(31, reps=10))
+        b = self.write("b.json", synth.make_results(32, reps=10, slowdown=1.2, slow_only="wl:E2048"))
+        rc, out, err = self.run_compare(a, b, "--fail-on-regression", "--no-store", "--json")
+        self.assertEqual(rc, 1, err)
+        verdicts = {r["fields"]["wl"]: r["verdict"] for r in json.loads(out)["rows"]}
+        self.assertEqual(verdicts.pop("E2048"), "regression")
+        self.assertEqual(set(verdicts.values()), {"unchanged"})
+
+    def test_rows_renamed_by_a_changed_resolution_are_paired(self):
+        # a commit that makes "auto" pick another ISA renames every row (isa:...)
+        a = self.write("a.json", synth.make_results(71, reps=8))
+        head = synth.make_results(72, reps=8, slowdown=1.2)
+        for row in head["benchmarks"]:
+            row["name"] = row["run_name"] = row["name"].replace("isa:avx512", "isa:amx")
+        b = self.write("b.json", head)
+        rc, out, err = self.run_compare(a, b, "--fail-on-regression", "--no-store", "--json")
+        self.assertEqual(rc, 1, err)
+        cmp = json.loads(out)
+        self.assertEqual(len(cmp["rows"]), len(synth.default_rows()))
+        for r in cmp["rows"]:
+            self.assertEqual(r["resolved_change"], "isa:avx512->amx")
+            self.assertEqual(r["verdict"], "regression")
+        rc, out, err = self.run_compare(a, b, "--no-store")
+        self.assertIn("paired across a changed resolution", out)
+
+    def test_speedup_is_improvement_not_regression(self):
+        a = self.write("a.json", synth.make_results(41, reps=10))
+        b = self.write("b.json", synth.make_results(42, reps=10, slowdown=0.8))
+        rc, out, err = self.run_compare(a, b, "--fail-on-regression", "--no-store", "--json")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(json.loads(out)["summary"]["improvement"], len(synth.default_rows()))
+
+    def test_noise_level_change_not_flagged(self):
+        a = self.write("a.json", synth.make_results(51, reps=10, noise=0.01))
+        b = self.write("b.json", synth.make_results(52, reps=10, noise=0.01, slowdown=1.02))
+        rc, out, err = self.run_compare(a, b, "--fail-on-regression", "--no-store", "--json")
+        self.assertEqual(rc, 0, err)
+        cmp = json.loads(out)
+        self.assertEqual(cmp["summary"]["regression"], 0)
+        # the change is real (2%) and measured as such; it is only below the threshold
+        self.assertAlmostEqual(cmp["geomean"]["time_ratio"], 1.02, delta=0.01)
+        # with a 1% threshold the same files are a regression
+        rc, out, err = self.run_compare(a, b, "--fail-on-regression", "--no-store", "--threshold", "1")
+        self.assertEqual(rc, 1, err)
+
+    def test_too_few_repetitions_warns_and_never_flags(self):
+        a = self.write("a.json", synth.make_results(61, reps=3))
+        b = self.write("b.json", synth.make_results(62, reps=3, slowdown=1.5))
+        rc, out, err = self.run_compare(a, b, "--fail-on-regression", "--no-store")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("WARNING: only 3 repetitions", out)
+
+    # ---- stored fixtures ----------------------------------------------------------
+    def test_stored_fixtures(self):
+        f = lambda n: os.path.join(TESTDATA, n)  # noqa: E731
+        rc, _, err = self.run_compare(f("base.json"), f("same.json"), "--fail-on-regression", "--no-store")
+        self.assertEqual(rc, 0, err)
+        rc, out, err = self.run_compare(f("base.json"), f("slow20.json"), "--fail-on-regression", "--no-store")
+        self.assertEqual(rc, 1, err)
+        self.assertIn("REGRESSION", out)
+
+    # ---- refused inputs -------------------------------------------------------------
+    def assertRefused(self, args, words):
+        rc, out, err = self.run_compare(*args)
+        self.assertEqual(rc, 2, out + err)
+        lines = err.strip().splitlines()
+        self.assertEqual(len(lines), 1, err)
+        for w in words:
+            self.assertIn(w, lines[0])
+        self.assertFalse(os.path.exists(self.results), "nothing is stored for refused inputs")
+
+    def test_refuses_malformed_and_mismatched(self):
+        f = lambda n: os.path.join(TESTDATA, n)  # noqa: E731
+        base = f("base.json")
+        self.assertRefused([base, f("not-json.json")], ["not-json.json", "not JSON"])
+        self.assertRefused([f("not-benchmark.json"), base], ["not-benchmark.json", "no 'benchmarks' list"])
+        self.assertRefused([base, f("disjoint.json")], ["no benchmark names in common"])
+        self.assertRefused([base, f("other-machine.json")], ["different machines", "--allow-mixed-machines"])
+        self.assertRefused([base, os.path.join(self.tmp, "missing.json")], ["missing.json", "neither"])
+        bad_row = synth.make_results(1, reps=2)
+        del bad_row["benchmarks"][1]["real_time"]
+        self.assertRefused([base, self.write("bad-row.json", bad_row)], ["benchmarks[1]", "real_time"])
+        rc, out, err = self.run_compare(base, f("other-machine.json"), "--allow-mixed-machines", "--no-store")
+        self.assertEqual(rc, 0, err)
+
+    # ---- interleaved runs of two executables -------------------------------------------
+    def test_interleaved_runs_of_two_executables(self):
+        fake = os.path.join(HERE, "fake_bench.py")
+        log = os.path.join(self.tmp, "bench.log")
+        exes = []
+        for role, slow in (("A", 1.0), ("B", 1.25)):
+            exe = os.path.join(self.tmp, "bench-" + role)
+            with open(exe, "w") as fh:
+                fh.write("#!/bin/sh\nexec %s %s --role %s --slowdown %s \"$@\"\n"
+                         % (sys.executable, fake, role, slow))
+            os.chmod(exe, 0o755)
+            exes.append(exe)
+        env = tools.env(FAKE_BENCH_LOG=log)
+        p = subprocess.run(COMPARE + [exes[0], exes[1], "--results-dir", self.results,
+                            "--suite", "smoke", "--reps", "4", "--round-reps", "3", "--cores", "0,1",
+                            "--work-dir", os.path.join(self.tmp, "work"), "--fail-on-regression"],
+                           capture_output=True, text=True, env=env, cwd=self.tmp)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        with open(log) as fh:
+            calls = fh.read().split("\n")[:-1]
+        self.assertEqual([c.split()[0] for c in calls], ["A", "B"] * 4, "rounds interleave A B A B")
+        for c in calls:
+            self.assertIn("suite=smoke placement=cores=0,1 reps=3 results-dir=none min_time=0.05", c)
+        stored = sorted(glob.glob(os.path.join(self.results, "**", "*.json"), recursive=True))
+        kinds = [results.classify_file(s) for s in stored]
+        self.assertEqual(sorted(kinds), ["compare", "results", "results"])
+        for s in stored:
+            self.assertRegex(os.path.relpath(s, self.results),
+                             r"^synthetic-xeon-2c-00c0ffee/fake[AB]/\d{8}T\d{6}Z_compare-[A-Za-z0-9-]+\.json$")
+            if results.classify_file(s) == "results":
+                rf = results.load_results(s)
+                for n in rf.names():
+                    self.assertEqual(len(rf.samples(n)), 12, "4 rounds x 3 repetitions")
+        cmp = self.stored_compare()
+        self.assertEqual(cmp["summary"]["regression"], len(cmp["rows"]))
+
+
+class UnitTest(unittest.TestCase):
+    def test_store_never_overwrites(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            p1 = results.store_json(tmp, "m", "c", "lbl", {"a": 1}, stamp="20260101T000000Z")
+            p2 = results.store_json(tmp, "m", "c", "lbl", {"a": 2}, stamp="20260101T000000Z")
+            self.assertNotEqual(p1, p2)
+            for path, want in ((p1, {"a": 1}), (p2, {"a": 2})):
+                with open(path) as fh:
+                    self.assertEqual(json.load(fh), want)
+            self.assertEqual(sorted(os.listdir(os.path.join(tmp, "m", "c"))),
+                             ["20260101T000000Z_lbl-1.json", "20260101T000000Z_lbl.json"])
+        finally:
+            shutil.rmtree(tmp)
+
+    def test_short_names(self):
+        common, short = comparison.short_names(["suite:a/wl:x/t:1", "suite:a/wl:y/t:1"])
+        self.assertEqual(common, "suite:a/t:1")
+        self.assertEqual(short["suite:a/wl:x/t:1"], "wl:x")
+
+    def test_aggregates_are_not_benchmarks(self):
+        # Google Benchmark adds name_mean, name_median, ... rows after the repetitions
+        data = synth.make_results(3, reps=4)
+        name = data["benchmarks"][0]["name"]
+        for agg in ("mean", "median", "stddev", "cv"):
+            row = dict(data["benchmarks"][0], name=name + "_" + agg, run_type="aggregate", aggregate_name=agg)
+            data["benchmarks"].append(row)
+        rf = results.ResultFile("x.json", data)
+        self.assertEqual(len(rf.names()), len(synth.default_rows()))
+        self.assertEqual(len(rf.samples(name)), 4)
+        # a file with aggregates only: the median stands for the benchmark
+        only = {"context": {}, "benchmarks": [r for r in data["benchmarks"] if r.get("run_type") == "aggregate"]}
+        rf = results.ResultFile("y.json", only)
+        self.assertEqual(rf.names(), [name])
+        self.assertEqual(len(rf.samples(name)), 1)
+
+    def test_parse_name(self):
+        f = results.parse_name(synth.name_of("prefix-mix", "w1", threads=2) + "/real_time")
+        self.assertEqual((f["suite"], f["wl"], f["threads"], f["_extra"]), ("prefix-mix", "w1", "2", "real_time"))
+
+
+if __name__ == "__main__":
+    unittest.main()

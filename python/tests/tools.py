@@ -1,0 +1,26 @@
+"""How the tests run the package's commands.
+
+command("compare") is the build tree's wrapper $XATTN_BIN_DIR/xattn-compare when
+ctest gives XATTN_BIN_DIR (so the wrappers are tested too), else
+`python3 -m xattn compare`; env() puts this source tree's package first on
+PYTHONPATH either way, so `cd python && python3 -m pytest` needs no build."""
+import os
+import sys
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+PYTHON_DIR = os.path.dirname(TESTS)
+TESTDATA = os.path.join(TESTS, "testdata")
+
+
+def command(name):
+    bindir = os.environ.get("XATTN_BIN_DIR")
+    wrapper = os.path.join(bindir, "xattn-" + name) if bindir else None
+    if wrapper and os.access(wrapper, os.X_OK):
+        return [wrapper]
+    return [sys.executable, "-m", "xattn", name]
+
+
+def env(**extra):
+    e = dict(os.environ, **extra)
+    e["PYTHONPATH"] = PYTHON_DIR + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
+    return e

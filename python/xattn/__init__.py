@@ -1,0 +1,28 @@
+"""xattn: the Python side of the xattn project (see python/README.md).
+
+Importing this package is cheap and needs neither the compiled library nor
+numpy/scipy: the tools import what they use when they run. Subpackages:
+
+  xattn.results   results files: row names (parse_name), loading, storing
+  xattn.suites    workload plans of bench suites (read through bench's parser)
+  xattn.perf      `xattn compare`, `xattn history`, the run-targets summary
+  xattn.plot      `xattn plot`
+  xattn.peers     PyTorch / ONNX Runtime peers (`xattn peers`)
+  xattn.cases     case folders: `xattn make-case`, the numpy `xattn oracle`
+
+`python3 -m xattn COMMAND ...` runs any command (xattn/__main__.py).
+The binding of the compiled library (xattn.extend_attention) lives in its own
+module, loaded on first use through __getattr__ below, so that the tools work
+where the library is not built.
+"""
+
+# Names served lazily by a submodule: name -> module (relative to this package).
+_LAZY = {"extend_attention": "api"}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'xattn' has no attribute {name!r}")
+    import importlib
+    return getattr(importlib.import_module(f".{module}", __name__), name)

@@ -1,0 +1,231 @@
+"""Per-benchmark comparison of two results files, and its text rendering.
+
+A benchmark is a REGRESSION when its repetitions differ significantly (two-sided
+Mann-Whitney U on real time, p < alpha) AND its median time grew by more than
+the threshold; an IMPROVEMENT is the mirror image; everything else is unchanged.
+Rate counters (gflops, tokens_per_s, pct_peak, speedup_vs_blas) are compared with
+the same test over their per-repetition values.
+"""
+from . import stats
+from ..results import (COMPARE_SCHEMA, RATE_COUNTERS, ResultsError, parse_name,
+                      row_counters, row_seconds, utc_stamp)
+
+
+# Name fields xattn-bench fills in with what the build resolved ("auto"): a
+# commit that changes the default ISA, variant or layout renames the rows of the
+# same workload. Such rows are still paired, and the change is shown.
+RESOLVED_FIELDS = ("variant", "layout", "isa")
+
+
+def unresolved_key(name):
+    return "/".join(seg for seg in name.split("/") if seg.split(":", 1)[0] not in RESOLVED_FIELDS)
+
+
+def pair_benchmarks(base, head):
+    """[(base name, head name)]: equal names first; then, among the names left,
+    those equal but for the resolved fields, where that pairing is unambiguous."""
+    head_names = set(head.names())
+    pairs = [(n, n) for n in base.names() if n in head_names]
+    paired = {n for n, _ in pairs}
+    rest_b = [n for n in base.names() if n not in paired]
+    rest_h = [n for n in head.names() if n not in paired]
+    kb, kh = {}, {}
+    for n in rest_b:
+        kb.setdefault(unresolved_key(n), []).append(n)
+    for n in rest_h:
+        kh.setdefault(unresolved_key(n), []).append(n)
+    for key, names in kb.items():
+        if len(names) == 1 and len(kh.get(key, [])) == 1:
+            pairs.append((names[0], kh[key][0]))
+    return pairs
+
+
+def check_comparable(base, head, allow_mixed_machines=False):
+    """Raise ResultsError (one line) when base and head must not be compared;
+    else return the benchmark pairs."""
+    if not allow_mixed_machines and base.machine != head.machine:
+        raise ResultsError("results come from different machines: %s (%s) vs %s (%s); "
+                           "pass --allow-mixed-machines to compare anyway"
+                           % (base.machine, base.path, head.machine, head.path))
+    pairs = pair_benchmarks(base, head)
+    if not pairs:
+        raise ResultsError("no benchmark names in common between %s (%d benchmarks) and %s (%d)"
+                           % (base.path, len(base.names()), head.path, len(head.names())))
+    return pairs
+
+
+def resolved_change(base_name, head_name):
+    """'isa:avx512bf16->amx' for the fields that differ, '' when the names are equal."""
+    fb, fh = parse_name(base_name), parse_name(head_name)
+    return ", ".join("%s:%s->%s" % (k, fb.get(k, "?"), fh.get(k, "?"))
+                     for k in RESOLVED_FIELDS if fb.get(k) != fh.get(k))
+
+
+def _side_info(rf, n_samples):
+    load = rf.context.get("load_avg")
+    return {"path": rf.path, "label": rf.label, "machine": rf.machine, "commit": rf.commit,
+            "samples_per_benchmark": n_samples,
+            "load_avg": load[0] if isinstance(load, list) and load else None,
+            "num_cpus": rf.context.get("num_cpus")}
+
+
+def _verdict(pvalue, change, alpha, threshold):
+    if pvalue is None:
+        return "untested"
+    if pvalue < alpha and change > threshold:
+        return "regression"
+    if pvalue < alpha and change < -threshold:
+        return "improvement"
+    return "unchanged"
+
+
+def compare(base, head, alpha=0.05, threshold_pct=5.0, allow_mixed_machines=False):
+    """Compare two ResultFile objects; returns the JSON-ready comparison dict."""
+    pairs = check_comparable(base, head, allow_mixed_machines)
+    threshold = threshold_pct / 100.0
+    rows = []
+    n_min = None
+    for base_name, name in pairs:
+        a, b = base.samples(base_name), head.samples(name)
+        ta, tb = [row_seconds(r) for r in a], [row_seconds(r) for r in b]
+        n_min = min(n_min or len(ta), len(ta), len(tb))
+        ma, mb = stats.median(ta), stats.median(tb)
+        p = stats.utest_pvalue(ta, tb)
+        change = stats.relative_change(ma, mb)
+        counters = {}
+        ca = [row_counters(r) for r in a]
+        cb = [row_counters(r) for r in b]
+        for c in RATE_COUNTERS:
+            va = [x[c] for x in ca if c in x]
+            vb = [x[c] for x in cb if c in x]
+            if not va or not vb:
+                continue
+            cma, cmb = stats.median(va), stats.median(vb)
+            counters[c] = {"base": cma, "head": cmb, "change": stats.relative_change(cma, cmb),
+                           "pvalue": stats.utest_pvalue(va, vb)}
+        rows.append({
+            "name": name, "base_name": base_name, "resolved_change": resolved_change(base_name, name),
+            "fields": parse_name(name),
+            "n_base": len(ta), "n_head": len(tb),
+            "base_time_s": ma, "head_time_s": mb, "time_change": change,
+            "pvalue": p, "significant": p is not None and p < alpha,
+            "verdict": _verdict(p, change, alpha, threshold),
+            "counters": counters,
+        })
+    ratios = [r["head_time_s"] / r["base_time_s"] for r in rows if r["base_time_s"] > 0]
+    gf = [r["counters"]["gflops"]["head"] / r["counters"]["gflops"]["base"]
+          for r in rows if "gflops" in r["counters"] and r["counters"]["gflops"]["base"] > 0]
+    summary = {v: sum(1 for r in rows if r["verdict"] == v)
+               for v in ("regression", "improvement", "unchanged", "untested")}
+    return {
+        "schema": COMPARE_SCHEMA,
+        "created": utc_stamp(),
+        "alpha": alpha, "threshold_pct": threshold_pct, "utest": stats.utest_source(),
+        "base": _side_info(base, n_min), "head": _side_info(head, n_min),
+        "machine": head.machine if base.machine == head.machine else "mixed",
+        "rows": rows,
+        "only_base": [n for n in base.names() if n not in {b for b, _ in pairs}],
+        "only_head": [n for n in head.names() if n not in {h for _, h in pairs}],
+        "geomean": {"time_ratio": stats.geomean(ratios), "gflops_ratio": stats.geomean(gf),
+                    "n": len(ratios)},
+        "summary": summary,
+    }
+
+
+# ---- text ---------------------------------------------------------------------
+
+def _common_segments(names):
+    """Segments ('key:value') shared by every name, in order."""
+    split = [n.split("/") for n in names]
+    if not split:
+        return []
+    return [s for s in split[0] if all(s in other for other in split[1:])]
+
+
+def short_names(names):
+    """(common prefix text, {name: name without the shared segments})."""
+    common = _common_segments(names) if len(names) > 1 else []
+    short = {}
+    for n in names:
+        rest = [s for s in n.split("/") if s not in common]
+        short[n] = "/".join(rest) or n
+    return "/".join(common), short
+
+
+def _pct(x):
+    return "%+.1f%%" % (100.0 * x)
+
+
+def _fmt_time(s):
+    for unit, mult in (("s", 1.0), ("ms", 1e3), ("us", 1e6), ("ns", 1e9)):
+        if s * mult >= 1.0 or unit == "ns":
+            return "%.3g%s" % (s * mult, unit)
+    return "%g" % s
+
+
+def _fmt_p(p):
+    return "-" if p is None else ("%.4f" % p if p >= 1e-4 else "<1e-4")
+
+
+def format_text(cmp):
+    """The table `xattn compare` prints."""
+    lines = []
+    b, h = cmp["base"], cmp["head"]
+    lines.append("base: %s (%s)   head: %s (%s)   machine: %s"
+                 % (b["commit"], b["label"], h["commit"], h["label"], cmp["machine"]))
+    lines.append("test: two-sided Mann-Whitney U on real time (%s), alpha %.3g; "
+                 "regression = significant and slower by more than %.3g%%"
+                 % (cmp["utest"], cmp["alpha"], cmp["threshold_pct"]))
+    n = b["samples_per_benchmark"] or 0
+    if n < stats.MIN_SAMPLES_FOR_SIGNIFICANCE:
+        lines.append("WARNING: only %d repetitions a side; the U test cannot reach p < 0.05 "
+                     "with fewer than %d" % (n, stats.MIN_SAMPLES_FOR_SIGNIFICANCE))
+    loads = [s["load_avg"] for s in (b, h) if s.get("load_avg") is not None]
+    cpus = max([int(s.get("num_cpus") or 0) for s in (b, h)] + [1])
+    if loads and max(loads) > 0.5 * cpus:
+        lines.append("WARNING: load average up to %.1f on %d CPU(s) at the start of the runs: other processes "
+                     "shared the cores (interleaving spreads that over both sides, but adds noise)"
+                     % (max(loads), cpus))
+    names = [r["name"] for r in cmp["rows"]]
+    common, short = short_names(names)
+    if common:
+        lines.append("common to all rows: " + common)
+    header = ["benchmark", "base", "head", "time", "gflops", "gflops", "tok/s", "%peak", "p", "verdict"]
+    table = [header]
+    renamed = {}
+    for r in cmp["rows"]:
+        c = r["counters"]
+        gf = c.get("gflops")
+        if r.get("resolved_change"):
+            renamed.setdefault(r["resolved_change"], 0)
+            renamed[r["resolved_change"]] += 1
+        table.append([
+            short[r["name"]] + (" ~" if r.get("resolved_change") else ""), _fmt_time(r["base_time_s"]), _fmt_time(r["head_time_s"]),
+            _pct(r["time_change"]),
+            ("%.1f->%.1f" % (gf["base"], gf["head"])) if gf else "-",
+            _pct(gf["change"]) if gf else "-",
+            _pct(c["tokens_per_s"]["change"]) if "tokens_per_s" in c else "-",
+            _pct(c["pct_peak"]["change"]) if "pct_peak" in c else "-",
+            _fmt_p(r["pvalue"]),
+            r["verdict"].upper() if r["verdict"] in ("regression", "improvement") else r["verdict"],
+        ])
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for i, row in enumerate(table):
+        cells = [row[0].ljust(widths[0])] + [row[j].rjust(widths[j]) for j in range(1, len(row))]
+        lines.append("  ".join(cells).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    g = cmp["geomean"]
+    s = cmp["summary"]
+    lines.append("geomean over %d benchmarks: time head/base %.4f (%s), gflops head/base %.4f (%s)"
+                 % (g["n"], g["time_ratio"], _pct(g["time_ratio"] - 1), g["gflops_ratio"],
+                    _pct(g["gflops_ratio"] - 1) if g["gflops_ratio"] == g["gflops_ratio"] else "n/a"))
+    lines.append("summary: %d regression(s), %d improvement(s), %d unchanged, %d untested"
+                 % (s["regression"], s["improvement"], s["unchanged"], s["untested"]))
+    for change, count in sorted(renamed.items()):
+        lines.append("~ %d benchmark(s) paired across a changed resolution (names shown are head's): %s"
+                     % (count, change))
+    for key, what in (("only_base", "only in base"), ("only_head", "only in head")):
+        if cmp[key]:
+            lines.append("%s (not compared): %d benchmark(s), e.g. %s" % (what, len(cmp[key]), cmp[key][0]))
+    return "\n".join(lines)

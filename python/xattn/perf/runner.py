@@ -1,0 +1,110 @@
+"""Interleaved A/B runs of two benchmark executables.
+
+Rounds alternate the two sides (A B A B ...), so that a slow drift of the
+machine (other jobs, thermal state, frequency) hits both sides alike instead of
+biasing whichever ran second. Each round is one short xattn-bench invocation
+with --repetitions (xattn-bench's own flag: it sets Google Benchmark's
+repetitions per row); the rounds' iteration rows are merged into one
+results document per side.
+"""
+import copy
+import json
+import os
+import subprocess
+import tempfile
+
+from ..results import ResultsError, is_iteration, validate_benchmark_json
+
+
+class RunError(Exception):
+    """A benchmark invocation that failed; str() is one line."""
+
+
+# A benchmark's own command runs OpenBLAS with its own defaults (COMMON.md).
+_UNSET_FOR_BENCH = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+# Rows a commit comparison does not need: the OpenBLAS baseline, the fp64
+# reference and the peak probe do not change with the kernels and cost most of
+# the time of a small suite (--with-baselines keeps them).
+SKIP_BASELINES = ["--no-baseline", "--no-peak", "--reference-max-gflop", "0"]
+
+
+def bench_command(exe, out, suite=None, reps=3, cores=None, use_taskset=False,
+                  bench_filter=None, extra=(), min_time=None, baselines=False):
+    """One round's xattn-bench command line (its own flags, then Google Benchmark's)."""
+    cmd = [exe]
+    if suite:
+        cmd += ["--suite", suite]
+    if cores and not use_taskset:
+        cmd += ["--placement", "cores=" + cores]
+    cmd += ["--repetitions", str(reps), "--results-dir", "none"]
+    if not baselines:
+        cmd += SKIP_BASELINES
+    cmd += ["--benchmark_out=" + out, "--benchmark_out_format=json"]
+    if min_time:
+        cmd += ["--benchmark_min_time=%g" % min_time]
+    if bench_filter:
+        cmd += ["--benchmark_filter=" + bench_filter]
+    cmd += list(extra)
+    if cores and use_taskset:
+        cmd = ["taskset", "-c", cores] + cmd
+    return cmd
+
+
+def _run_once(cmd, out, role, log):
+    env = {k: v for k, v in os.environ.items() if k not in _UNSET_FOR_BENCH}
+    with open(log, "a") as f:
+        f.write("$ %s\n" % " ".join(cmd))
+        f.flush()
+        rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env,
+                            cwd=os.path.dirname(out)).returncode
+    if rc != 0:
+        raise RunError("%s: '%s' exited %d; output in %s" % (role, " ".join(cmd), rc, log))
+    try:
+        with open(out) as f:
+            data = json.load(f)
+        validate_benchmark_json(out, data)
+    except (OSError, ValueError, ResultsError) as e:
+        raise RunError("%s: no usable JSON from '%s' (%s)" % (role, " ".join(cmd), e))
+    return data
+
+
+def merge_rounds(rounds):
+    """One results document from several runs of the same benchmark executable:
+    the first run's context, every run's iteration rows, repetition_index
+    renumbered per benchmark, aggregates dropped (they were per round)."""
+    merged = {"context": copy.deepcopy(rounds[0].get("context", {})), "benchmarks": []}
+    merged["context"]["xattn_compare_rounds"] = len(rounds)
+    counts = {}
+    for i, data in enumerate(rounds):
+        for row in data["benchmarks"]:
+            if not is_iteration(row):
+                continue
+            row = dict(row)
+            n = counts.get(row["name"], 0)
+            counts[row["name"]] = n + 1
+            row["repetition_index"] = n
+            row["xattn_round"] = str(i)  # a string, so it is never taken for a counter
+            merged["benchmarks"].append(row)
+    for row in merged["benchmarks"]:
+        row["repetitions"] = counts[row["name"]]
+    return merged
+
+
+def run_interleaved(sides, rounds, reps, suite=None, cores=None, use_taskset=False,
+                    bench_filter=None, extra=(), progress=None, workdir=None, min_time=None,
+                    baselines=False):
+    """sides: [(role, exe), (role, exe)]. Returns [merged results dict per side]."""
+    tmp = tempfile.mkdtemp(prefix="xattn-compare-", dir=workdir)
+    log = os.path.join(tmp, "runs.log")
+    collected = [[] for _ in sides]
+    for r in range(rounds):
+        for i, (role, exe) in enumerate(sides):
+            out = os.path.join(tmp, "round%d-%s.json" % (r, role))
+            cmd = bench_command(exe, out, suite, reps, cores, use_taskset, bench_filter, extra,
+                                min_time, baselines)
+            if progress:
+                progress("round %d/%d: %s" % (r + 1, rounds, role))
+            collected[i].append(_run_once(cmd, out, role, log))
+    return [merge_rounds(c) for c in collected], log
