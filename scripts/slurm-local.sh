@@ -28,7 +28,21 @@ print_env() {
 }
 
 stop() {
-  # only the daemons whose pid files this script wrote, one pid at a time
+  # jobs first: slurmstepd and job scripts outlive slurmd, so cancel every job of
+  # this cluster and wait (briefly) for them to end
+  if [ -f "$CONF" ] && [ -f "$DIR/slurmctld.pid" ] && kill -0 "$(cat "$DIR/slurmctld.pid")" 2>/dev/null; then
+    local jobs
+    jobs=$(SLURM_CONF="$CONF" squeue -h -o '%i' 2>/dev/null || true)
+    if [ -n "$jobs" ]; then
+      # shellcheck disable=SC2086
+      SLURM_CONF="$CONF" scancel $jobs 2>/dev/null || true
+      for _ in $(seq 30); do
+        [ -z "$(SLURM_CONF="$CONF" squeue -h -o '%i' 2>/dev/null)" ] && break
+        sleep 0.5
+      done
+    fi
+  fi
+  # then only the daemons whose pid files this script wrote, one pid at a time
   for d in slurmd slurmctld munged; do
     local pf="$DIR/$d.pid"
     [ -f "$pf" ] || continue

@@ -108,12 +108,21 @@ def _reports_by_machine(ds):
     return out
 
 
+def _no_reports(fid, title):
+    return Skip(fid, title, "tuned-vs-default reports (xattn-tune compare --json) of fewer than two machines")
+
+
+def _fleet_reports(fid, title, ds):
+    """(reports by machine, sorted machines), or (Skip, None) with fewer than two."""
+    reps = _reports_by_machine(ds)
+    return (reps, sorted(reps)) if len(reps) >= 2 else (_no_reports(fid, title), None)
+
+
 def speedups(ds):
     fid, title = "fleet-speedup", "Fleet: tuned vs default header per machine"
-    reps = _reports_by_machine(ds)
-    if len(reps) < 2:
-        return Skip(fid, title, "tuned-vs-default reports (xattn-tune compare --json) of fewer than two machines")
-    machines = sorted(reps)
+    reps, machines = _fleet_reports(fid, title, ds)
+    if machines is None:
+        return reps
     data, rows = [], []
     for m in machines:
         r = reps[m]
@@ -138,10 +147,9 @@ def speedups(ds):
 
 def configs(ds):
     fid, title = "fleet-configs", "Fleet: the configuration each machine chose per workload class"
-    reps = _reports_by_machine(ds)
-    if len(reps) < 2:
-        return Skip(fid, title, "tuned-vs-default reports (xattn-tune compare --json) of fewer than two machines")
-    machines = sorted(reps)
+    reps, machines = _fleet_reports(fid, title, ds)
+    if machines is None:
+        return reps
     chosen = {}
     for m in machines:
         for c in reps[m]["classes"]:
