@@ -21,6 +21,7 @@
 #   --budget B            tuning budget per machine (default 10m)
 #   --reps N              repetitions of the tuned-vs-default check (default 15)
 #   --no-bench            skip xattn-bench with both headers
+#   --bench-args "ARGS"   more xattn-bench flags (e.g. "--repetitions 3 --threads 1")
 #   --no-peers            skip the peers even where their venv (.venv) exists
 #   --allow-partial       the merge job merges the machines that finished and names the rest
 #   --fleet DIR           this fleet's folder on the shared filesystem
@@ -39,7 +40,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 die() { echo "fleet.sh: $*" >&2; exit 1; }
-usage() { sed -n '2,40p' "$0"; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 
 # key=value files: the value of key, "" if absent
 kv() { [ -f "$1" ] && sed -n "s/^$2=//p" "$1" | tail -1 || true; }
@@ -48,7 +49,7 @@ default_fleet() { echo "$ROOT/results/fleet/$(git -C "$ROOT" rev-parse --short=1
 
 submit() {
   local fleet="" results="$ROOT/results" build_root="" partition="" account="" time="02:00:00"
-  local budget=10m reps=15 bench=1 peers=1 partial=0 shared=0 cpus=""
+  local budget=10m reps=15 bench=1 bench_args="" peers=1 partial=0 shared=0 cpus=""
   local -a nodes=() features=() partitions=() suites=() as=()
   while [ $# -gt 0 ]; do
     case "$1" in
@@ -62,6 +63,7 @@ submit() {
       --budget) budget="$2"; shift 2 ;;
       --reps) reps="$2"; shift 2 ;;
       --no-bench) bench=0; shift ;;
+      --bench-args) bench_args="$2"; shift 2 ;;
       --no-peers) peers=0; shift ;;
       --allow-partial) partial=1; shift ;;
       --fleet) fleet="$2"; shift 2 ;;
@@ -107,7 +109,8 @@ submit() {
 
   export XATTN_FLEET_SRC="$ROOT" XATTN_FLEET_DIR="$fleet" XATTN_FLEET_RESULTS="$results"
   export XATTN_FLEET_COMMIT="$commit" XATTN_FLEET_BUDGET="$budget" XATTN_FLEET_REPS="$reps"
-  export XATTN_FLEET_BENCH="$bench" XATTN_FLEET_PEERS="$peers" XATTN_FLEET_ALLOW_PARTIAL="$partial"
+  export XATTN_FLEET_BENCH="$bench" XATTN_FLEET_BENCH_ARGS="$bench_args" XATTN_FLEET_PEERS="$peers"
+  export XATTN_FLEET_ALLOW_PARTIAL="$partial"
   XATTN_FLEET_SUITES=$(IFS=,; echo "${suites[*]}")
   export XATTN_FLEET_SUITES
 

@@ -16,9 +16,10 @@
 #
 # usage: tune/release.sh [--suite NAME]... [--budget 12m] [--reps 15] [--jobs 2] [--bench]
 #                        [--tune-build DIR] [--release-build DIR] [--results DIR] [--fresh]
-#                        [-- extra xattn-tune run args]
+#                        [--bench-args "ARGS"] [-- extra xattn-tune run args]
 # --results: the results tree (default: the source tree's results/); a fleet job
-# (scripts/fleet.sh) points it at the fleet's shared folder.
+# (scripts/fleet.sh) points it at the fleet's shared folder. --bench-args: more
+# xattn-bench flags for step 6 (e.g. "--repetitions 2 --threads 1" for a smoke run).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,6 +33,7 @@ RESULTS="$ROOT/results"
 FRESH=()
 EXTRA=()
 BENCH=0
+BENCH_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --suite) SUITES+=("$2"); shift 2 ;;
@@ -41,10 +43,11 @@ while [ $# -gt 0 ]; do
     --tune-build) TUNE_BUILD="$2"; shift 2 ;;
     --release-build) REL_BUILD="$2"; shift 2 ;;
     --results) RESULTS="$2"; shift 2 ;;
+    --bench-args) read -r -a BENCH_ARGS <<< "$2"; shift 2 ;;
     --fresh) FRESH=(--fresh); shift ;;
     --bench) BENCH=1; shift ;;
     --) shift; EXTRA=("$@"); break ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "release.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -113,9 +116,9 @@ if [ "$BENCH" = 1 ]; then
     # OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE are set for the tests; a benchmark unsets
     # them so that the OpenBLAS baseline runs with its own tuned kernels (bench/README.md)
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$TUNE_BUILD/bench/xattn-bench" --suite "$s" \
-        --label "$s-default-header" --threads auto --results-dir "$RESULTS" >/dev/null
+        --label "$s-default-header" --threads auto --results-dir "$RESULTS" "${BENCH_ARGS[@]}" >/dev/null
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$REL_BUILD/bench/xattn-bench" --suite "$s" \
-        --label "$s-tuned-header" --threads auto --results-dir "$RESULTS" >/dev/null
+        --label "$s-tuned-header" --threads auto --results-dir "$RESULTS" "${BENCH_ARGS[@]}" >/dev/null
   done
 fi
 

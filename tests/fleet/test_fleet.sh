@@ -55,7 +55,9 @@ say "SLURM up ($(sinfo -h -o '%N %t %c cpus'))"
 B_CLASS="GenuineIntel:6:143:1024:2"
 FLEET="$TMP/fleet"
 "$ROOT/scripts/fleet.sh" submit --fleet "$FLEET" --results "$TMP/results" --build-root "$TMP/build" \
-  --as fleet-a --as "fleet-b:$B_CLASS" --suite smoke --budget 25s --reps 3 --time 15 --shared --cpus 1 --no-peers >/dev/null
+  --as fleet-a --as "fleet-b:$B_CLASS" --suite smoke --budget 25s --reps 3 --time 15 --shared --cpus 1 --no-peers \
+  --bench-args "--threads 1 --repetitions 2 --no-baseline --reference-max-gflop 0 --peak-seconds 0.005 --benchmark_min_time=0.01" \
+  >/dev/null
 JOB_A=$(cat "$FLEET/jobs/fleet-a.jobid")
 MERGE_JOB=$(sed -n 's/^merge_job=//p' "$FLEET/plan.env")
 say "submitted: fleet-a job $JOB_A, fleet-b job $(cat "$FLEET/jobs/fleet-b.jobid"), merge job $MERGE_JOB"
@@ -126,8 +128,22 @@ cmake -S "$ROOT" -B "$TMP/merged-build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXA
 cmake --build "$TMP/merged-build" -j"$(nproc)" --target xattn_cli test_diff >/dev/null
 BIN="$TMP/merged-build/bin/xattn"
 DIFF=$(find "$TMP/merged-build" -name test_diff -type f -executable | head -1)
-check "differential tests, this CPU's class" env OMP_WAIT_POLICY=PASSIVE "$DIFF" --modes causal_br,tree --shapes small --level smoke
-check "differential tests, class B's rows" env OMP_WAIT_POLICY=PASSIVE XATTN_CPU_CLASS=$B_CLASS "$DIFF" --modes causal_br,bidirectional --shapes small --level smoke
+check "differential tests, this CPU's class" env OMP_WAIT_POLICY=PASSIVE "$DIFF" --modes causal_br,causal_tl,bidirectional,cross,tree --shapes small --level reduced
+check "differential tests, class B's rows" env OMP_WAIT_POLICY=PASSIVE XATTN_CPU_CLASS=$B_CLASS "$DIFF" --modes causal_br,causal_tl,bidirectional,cross,tree --shapes small --level reduced
+# the config path itself (test_diff passes explicit options): cases of the smoke
+# suite's shape run with the rows of each class, checked by the numpy oracle
+for dt in f32 bf16; do
+  "$TMP/merged-build/bin/xattn" make-case "$TMP/case-$dt" --mode causal --dtype "$dt" --heads-q 4 --heads-kv 2 \
+    --head-dim 32 --head-dim-v 32 --prefix 0 --extend 48 >/dev/null
+  for cls in "" "$B_CLASS"; do
+    want=$([ -z "$cls" ] && echo "$real_name" || echo "$b_name")
+    line=$(XATTN_CPU_CLASS=$cls "$BIN" run "$TMP/case-$dt" -o "$TMP/case-$dt/o.npy")
+    say "  $line"
+    check "$dt case runs with the rows of class $want" grep -q "cpu class $want" <<< "$line"
+    check "$dt case under class $want matches the oracle" "$TMP/merged-build/bin/xattn" oracle "$TMP/case-$dt" \
+      --check "$TMP/case-$dt/o.npy"
+  done
+done
 "$BIN" info > "$TMP/info.txt"
 check "xattn info names this machine's class (exact)" grep -q "^config class:  $real_name (exact" "$TMP/info.txt"
 check "xattn info names class B under its override" \
