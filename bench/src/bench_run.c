@@ -40,6 +40,8 @@ void xb_options_usage(const char *argv0) {
           "                           (calls up to --reference-max-gflop) or the BLAS baseline\n"
           "  --no-peak                skip the impl:peak rows (peaks are still measured for pct_peak)\n"
           "  --peak-seconds S         length of each start-up peak-probe run, best of 15 (default 0.02)\n"
+          "  --roof-seconds S         time spent measuring each memory roof (stream at start-up, gather\n"
+          "                           per problem), best pass kept (default 0.2)\n"
           "All --benchmark_* flags of Google Benchmark work as usual (filter, min_time, out, ...).\n",
           argv0);
 }
@@ -68,6 +70,7 @@ int xb_options_parse(xb_options *o, int *argc, char **argv, char *err, size_t er
   o->seed = 42;
   o->repetitions = 5;
   o->peak_seconds = 0.02;
+  o->roof_seconds = 0.2;
   o->reference_max_flops = 0.05e9;
   o->blas_threading = XB_BLAS_HEADS;
   const char *placements = "compact";
@@ -146,6 +149,14 @@ int xb_options_parse(xb_options *o, int *argc, char **argv, char *err, size_t er
         return -1;
       }
       o->peak_seconds = v;
+    } else if (strcmp(key, "roof-seconds") == 0) {
+      char *end;
+      double v = strtod(val, &end);
+      if (end == val || *end || v <= 0 || v > 60) {
+        snprintf(err, errlen, "--roof-seconds: \"%s\" is not in (0, 60]", val);
+        return -1;
+      }
+      o->roof_seconds = v;
     } else if (strcmp(key, "reference-max-gflop") == 0) {
       char *end;
       double v = strtod(val, &end);
@@ -304,6 +315,21 @@ static double *ref_out;
 static double *check_expected;
 static const char *check_source;
 
+/* far beyond any cache level of the machines this runs on, small beside their memory */
+#define STREAM_ROOF_BYTES ((size_t)256 << 20)
+
+/* What the freshly built problem must read, and its gather roof with the bound team. */
+static int measure_problem_roof(xb_session *s, int threads, char *err, size_t errlen) {
+  xb_gather_plan plan;
+  if (xb_bytes_must_read(&s->pb.p, &s->pb_must_read) != 0 || xb_gather_plan_build(&s->pb.p, &plan) != 0) {
+    snprintf(err, errlen, "gather roof: out of memory");
+    return -1;
+  }
+  s->pb_gather_gbps = xb_gather_roof_gbps(&plan, threads, s->opt.roof_seconds);
+  xb_gather_plan_free(&plan);
+  return 0;
+}
+
 int xb_session_open(xb_session *s, char *err, size_t errlen) {
   s->topo = xb_topology_open(NULL, err, errlen);
   if (!s->topo) return -1;
@@ -331,6 +357,7 @@ int xb_session_open(xb_session *s, char *err, size_t errlen) {
       s->peak_fp32[ti][pi] = xb_peak_gflops(XB_PEAK_FP32, s->threads[ti], s->opt.peak_seconds);
       s->peak_bf16[ti][pi] = xb_peak_gflops(XB_PEAK_BF16, s->threads[ti], s->opt.peak_seconds);
       s->peak_amx[ti][pi] = xb_peak_gflops(XB_PEAK_AMX_BF16, s->threads[ti], s->opt.peak_seconds);
+      s->stream_gbps[ti][pi] = xb_stream_roof_gbps(s->threads[ti], STREAM_ROOF_BYTES, s->opt.roof_seconds);
     }
   s->bound_threads = -1;
   s->bound_placement = -1;
@@ -379,6 +406,7 @@ int xb_row_prepare(xb_session *s, int r, char *err, size_t errlen) {
                          errlen) != 0)
       return -1;
     s->pb_valid = 1;
+    if (measure_problem_roof(s, row->threads, err, errlen) != 0) return -1;
     s->pb_workload = row->workload;
     s->pb_dtype = row->dtype;
     s->pb_threads = row->threads;
@@ -572,6 +600,11 @@ int xb_row_counters(xb_session *s, int r, double sec, xb_counters *c, char *err,
     }
   }
   c->pct_peak = peak > 0 ? 100.0 * c->gflops / peak : 0;
+  c->bytes_must_read = s->pb_must_read.total;
+  c->gbps = c->bytes_must_read / sec * 1e-9;
+  c->gather_roof_gbps = s->pb_gather_gbps;
+  c->stream_roof_gbps = s->stream_gbps[ti][row->placement];
+  c->pct_mem_roof = c->gather_roof_gbps > 0 ? 100.0 * c->gbps / c->gather_roof_gbps : 0;
   if (row->impl == XB_IMPL_XATTN && !s->opt.no_baseline) {
     blas_entry *e = blas_find(row->pair_key, 0);
     if (!e) {
@@ -653,6 +686,14 @@ void xb_context(xb_session *s, void (*add)(const char *, const char *, void *), 
                  k == 2 ? s->peak_amx[ti][pi] : k ? s->peak_bf16[ti][pi] : s->peak_fp32[ti][pi]);
     add(keys[k], buf, ctx);
   }
+  buf[0] = 0;
+  for (int pi = 0; pi < s->opt.nplacements; pi++)
+    for (int ti = 0; ti < s->nthreads; ti++)
+      snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s:%d=%.2f", buf[0] ? ";" : "",
+               s->opt.placements[pi].name, s->threads[ti], s->stream_gbps[ti][pi]);
+  add("xattn_stream_roof_gbps_by_threads", buf, ctx);
+  snprintf(buf, sizeof buf, "%.2f", s->stream_gbps[last][0]);
+  add("xattn_stream_roof_gbps", buf, ctx);
   add("xattn_peak_fp32_isa", xb_peak_isa(XB_PEAK_FP32), ctx);
   add("xattn_peak_bf16_isa", xb_peak_isa(XB_PEAK_BF16) ? xb_peak_isa(XB_PEAK_BF16) : "none", ctx);
   add("xattn_peak_amx_isa", xb_peak_isa(XB_PEAK_AMX_BF16) ? "amx" : "none", ctx);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "xattn_bench/baseline.h"
+#include "xattn_bench/memroof.h"
 #include "xattn_bench/problem.h"
 #include "xattn_bench/topology.h"
 #include "xattn_bench/workload.h"
@@ -43,6 +44,7 @@ typedef struct xb_options {
   double reference_max_flops;   /* --reference-max-gflop X (0: no reference rows) */
   xb_blas_threading blas_threading; /* --blas-threading heads|gemm */
   int repetitions;              /* --repetitions N (default 5) */
+  double roof_seconds;          /* --roof-seconds S: time spent on each memory roof (default 0.2) */
   double peak_seconds;          /* --peak-seconds S: length of one peak-probe run at start-up (default 0.02) */
   int check;                    /* --check: before timing, compare each xattn row's output with the
                                    fp64 reference (small calls) or the BLAS baseline (docs/contract.md §3 tolerances) */
@@ -76,9 +78,13 @@ typedef struct xb_session {
   int nrows;
   /* peaks per (thread index, placement) */
   double peak_fp32[XB_MAX_LIST][8], peak_bf16[XB_MAX_LIST][8], peak_amx[XB_MAX_LIST][8];
+  /* stream read roof per (thread index, placement), GB/s */
+  double stream_gbps[XB_MAX_LIST][8];
   /* current problem (rows sharing it run consecutively) */
   xb_problem pb;
   int pb_valid, pb_workload, pb_threads, pb_placement;
+  xb_must_read pb_must_read; /* what the current problem must read */
+  double pb_gather_gbps;     /* its gather roof with the bound team, GB/s */
   xattn_dtype pb_dtype;
   int bound_threads, bound_placement;
   /* progress */
@@ -99,6 +105,9 @@ int xb_row_call(xb_session *s, int r, char *err, size_t errlen);
 /* Counters of row r given its seconds per call. */
 typedef struct xb_counters {
   double gflops, tokens_per_s, pct_peak, speedup_vs_blas, flops, visible_pairs, input_bytes;
+  /* memory side (not for peak rows): bytes the call must read (memroof.h), the
+     rate at which it read them, and that rate against the gather roof */
+  double bytes_must_read, gbps, pct_mem_roof, gather_roof_gbps, stream_roof_gbps;
   int has_speedup;
 } xb_counters;
 /* Records a BLAS row's measurement (iterations, seconds per call). */

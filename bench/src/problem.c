@@ -48,6 +48,67 @@ static uint64_t rng_next(uint64_t *s) {
   return mix(*s);
 }
 
+/* Slots a request keeps in the cache: its prefix, or its encoder tokens. */
+static int64_t cached_len(const xb_workload *w, int b) {
+  int64_t cached = w->prefix_lens[b];
+  if (w->encoder_lens && w->encoder_lens[b] > cached) cached = w->encoder_lens[b];
+  return cached;
+}
+
+/* MemAvailable of /proc/meminfo in bytes, 0 when unknown. */
+static double available_memory_bytes(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  double kb = 0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1) break;
+  fclose(f);
+  return kb * 1024.0;
+}
+
+/* Fisher-Yates over 0..n-1 with the seeded stream. */
+static int32_t *shuffled_indices(int64_t n, uint64_t *state) {
+  int32_t *perm = malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+  if (!perm) return NULL;
+  for (int64_t i = 0; i < n; i++) perm[i] = (int32_t)i;
+  for (int64_t i = n - 1; i > 0; i--) {
+    int64_t j = (int64_t)(rng_next(state) % (uint64_t)(i + 1));
+    int32_t t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  return perm;
+}
+
+/* The token table's prefix slots in the workload's slot layout (workload.h):
+ * shuffled (a random permutation of the pool: a pool after a long while),
+ * runs of N (whole pages of N consecutive slots, pages in random order: what
+ * a paged allocator gives) or contiguous (request after request). Positions
+ * past the cached part (the extend's own future slots) still hold valid slot
+ * numbers, as in a serving engine's table. 0, or -1 when out of memory. */
+static int assign_slots(xb_problem *pb, const xb_workload *w, uint64_t seed, int64_t slots, int64_t max_ctx) {
+  uint64_t ss = seed ^ ((uint64_t)S_SLOTS << 32);
+  const int64_t run = w->slot_run > 0 ? w->slot_run : 1;
+  int32_t *perm = w->slot_run == XB_SLOTS_CONTIGUOUS ? NULL : shuffled_indices(slots / run, &ss);
+  if (w->slot_run != XB_SLOTS_CONTIGUOUS && !perm) return -1;
+  int64_t next = 0; /* first slot (contiguous, shuffled) or page (runs) of request b */
+  for (int b = 0; b < w->batch; b++) {
+    int32_t *row = pb->req_to_token + pb->req_index[b] * max_ctx;
+    const int64_t cached = cached_len(w, b);
+    for (int64_t j = 0; j < max_ctx; j++) {
+      int64_t slot;
+      if (w->slot_run == XB_SLOTS_CONTIGUOUS) slot = (next + j) % slots;
+      else if (w->slot_run == XB_SLOTS_SHUFFLED) slot = j < cached ? perm[next + j] : perm[(next + j) % slots];
+      else slot = j < cached ? (int64_t)perm[next + j / run] * run + j % run : j % slots;
+      row[j] = (int32_t)slot;
+    }
+    next += w->slot_run > 0 ? (cached + run - 1) / run : cached;
+  }
+  free(perm);
+  return 0;
+}
+
 void xb_problem_free(xb_problem *pb) {
   if (!pb) return;
   free(pb->q); free(pb->k_ext); free(pb->v_ext); free(pb->k_cache); free(pb->v_cache); free(pb->o);
@@ -67,10 +128,10 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
   const size_t es = xattn_dtype_size(dtype);
   const int64_t T = xb_workload_tokens(w);
   int64_t slots = 0, max_ctx = 1, max_e = 0;
+  const int64_t run = w->slot_run > 0 ? w->slot_run : 1;
   for (int b = 0; b < B; b++) {
-    int64_t cached = w->prefix_lens[b];
-    if (w->encoder_lens && w->encoder_lens[b] > cached) cached = w->encoder_lens[b];
-    slots += cached;
+    const int64_t cached = cached_len(w, b);
+    slots += w->slot_run > 0 ? (cached + run - 1) / run * run : cached; /* whole pages */
     int64_t ctx = (int64_t)w->prefix_lens[b] + w->extend_lens[b];
     if (cached > ctx) ctx = cached;
     if (ctx > max_ctx) max_ctx = ctx;
@@ -80,6 +141,15 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
   if ((double)max_ctx * B > 2e9) {
     snprintf(err, errlen, "workload %s: token table of %d x %lld entries is too large", w->name, B, (long long)max_ctx);
     return -1;
+  }
+  if (!shape_only) {
+    const double need = (double)es * ((double)T * HQ * (D + DV) + (double)T * HKV * (D + DV) + (double)slots * HKV * (D + DV));
+    const double avail = available_memory_bytes();
+    if (avail > 0 && need > 0.5 * avail) {
+      snprintf(err, errlen, "workload %s (%s): needs %.1f GiB, more than half of the %.1f GiB available; skipped",
+               w->name, xattn_dtype_name(dtype), need / 1073741824.0, avail / 1073741824.0);
+      return -1;
+    }
   }
 
   pb->prefix_lens = malloc(sizeof(int32_t) * (size_t)B);
@@ -124,32 +194,11 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
     pb->req_index[b] = pb->req_index[j];
     pb->req_index[j] = t;
   }
-  int32_t *perm = malloc(sizeof(int32_t) * (size_t)slots);
-  if (!perm) {
+  if (assign_slots(pb, w, seed, slots, max_ctx) != 0) {
     snprintf(err, errlen, "workload %s: out of memory building the problem", w->name);
     xb_problem_free(pb);
     return -1;
   }
-  uint64_t ss = seed ^ ((uint64_t)S_SLOTS << 32);
-  for (int64_t i = 0; i < slots; i++) perm[i] = (int32_t)i;
-  for (int64_t i = slots - 1; i > 0; i--) {
-    int64_t j = (int64_t)(rng_next(&ss) % (uint64_t)(i + 1));
-    int32_t t = perm[i];
-    perm[i] = perm[j];
-    perm[j] = t;
-  }
-  int64_t next = 0;
-  for (int b = 0; b < B; b++) {
-    int32_t *row = pb->req_to_token + pb->req_index[b] * max_ctx;
-    int64_t cached = w->prefix_lens[b];
-    if (w->encoder_lens && w->encoder_lens[b] > cached) cached = w->encoder_lens[b];
-    for (int64_t j = 0; j < max_ctx; j++)
-      /* positions past the cached part (the extend's own future slots) still
-       * hold valid slot numbers, as in a serving engine's table */
-      row[j] = j < cached ? perm[next + j] : perm[(next + j) % slots];
-    next += cached;
-  }
-  free(perm);
 
   if (!shape_only) {
     fill(pb->q, dtype, T * HQ * D, seed, S_Q, threads);

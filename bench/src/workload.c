@@ -55,6 +55,7 @@ typedef struct params {
   float logit_cap;
   int has_sinks;
   double tree_density;
+  int32_t slot_run;
   int ndtypes;
   xattn_dtype dtypes[3];
   uint64_t seed;
@@ -124,6 +125,11 @@ static int apply_params(const ctx *c, const char *where, const cJSON *o, params 
       return fail(c, f, "expected a probability in [0, 1]");
     p->tree_density = v->valuedouble;
   }
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "slots"))) {
+    snprintf(f, sizeof f, "%s.slots", where);
+    if (xb_slot_layout_parse(cJSON_IsString(v) ? v->valuestring : "", &p->slot_run) != 0)
+      return fail(c, f, "expected \"shuffled\", \"contiguous\" or \"runsN\" (N in 1..%d)", XB_SLOT_RUN_MAX);
+  }
   if ((v = cJSON_GetObjectItemCaseSensitive(o, "dtypes"))) {
     snprintf(f, sizeof f, "%s.dtypes", where);
     int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
@@ -145,7 +151,7 @@ static int apply_params(const ctx *c, const char *where, const cJSON *o, params 
 
 static int is_param_key(const char *k) {
   static const char *keys[] = {"heads_q", "heads_kv", "head_dim", "head_dim_v", "mode", "align", "window",
-                               "logit_cap", "sinks", "tree_density", "dtypes", "seed", NULL};
+                               "logit_cap", "sinks", "tree_density", "slots", "dtypes", "seed", NULL};
   for (int i = 0; keys[i]; i++)
     if (strcmp(k, keys[i]) == 0) return 1;
   return 0;
@@ -330,6 +336,7 @@ static int finish_workload(const ctx *c, const char *where, xb_workload *w, cons
   w->logit_cap = p->logit_cap;
   w->has_sinks = p->has_sinks;
   w->tree_density = p->tree_density;
+  w->slot_run = p->slot_run;
   w->ndtypes = p->ndtypes;
   memcpy(w->dtypes, p->dtypes, sizeof w->dtypes);
   w->seed = p->seed;
@@ -599,4 +606,22 @@ int64_t xb_workload_max_context(const xb_workload *w) {
 
 double xb_flops(const xb_workload *w, int64_t visible_pairs) {
   return 2.0 * w->heads_q * (double)(w->head_dim + w->head_dim_v) * (double)visible_pairs;
+}
+
+int xb_slot_layout_parse(const char *name, int32_t *run) {
+  if (strcmp(name, "shuffled") == 0) { *run = XB_SLOTS_SHUFFLED; return 0; }
+  if (strcmp(name, "contiguous") == 0) { *run = XB_SLOTS_CONTIGUOUS; return 0; }
+  if (strncmp(name, "runs", 4) != 0 || name[4] < '1' || name[4] > '9') return -1;
+  char *end;
+  const long n = strtol(name + 4, &end, 10);
+  if (*end || n < 1 || n > XB_SLOT_RUN_MAX) return -1;
+  *run = (int32_t)n;
+  return 0;
+}
+
+const char *xb_slot_layout_name(int32_t run, char *buf, size_t len) {
+  if (run == XB_SLOTS_SHUFFLED) snprintf(buf, len, "shuffled");
+  else if (run == XB_SLOTS_CONTIGUOUS) snprintf(buf, len, "contiguous");
+  else snprintf(buf, len, "runs%d", (int)run);
+  return buf;
 }

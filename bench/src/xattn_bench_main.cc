@@ -53,6 +53,11 @@ void run_row(benchmark::State &state, int r) {
     state.counters["tokens_per_s"] = c.tokens_per_s;
     state.counters["visible_pairs"] = c.visible_pairs;
     state.counters["input_bytes"] = benchmark::Counter(c.input_bytes, benchmark::Counter::kDefaults, benchmark::Counter::kIs1024);
+    state.counters["bytes_must_read"] = c.bytes_must_read;
+    state.counters["gbps"] = c.gbps;
+    state.counters["pct_mem_roof"] = c.pct_mem_roof;
+    state.counters["gather_roof_gbps"] = c.gather_roof_gbps;
+    state.counters["stream_roof_gbps"] = c.stream_roof_gbps;
   }
   if (c.has_speedup) state.counters["speedup_vs_blas"] = c.speedup_vs_blas;
 }

@@ -4,6 +4,7 @@
 #include "xattn_bench/baseline.h"
 #include "xattn_bench/machine.h"
 #include "xattn_bench/mask.h"
+#include "xattn_bench/memroof.h"
 #include "xattn_bench/problem.h"
 #include "xattn_bench/topology.h"
 #include "xattn_bench/workload.h"
@@ -449,9 +450,111 @@ static int test_problem(const char *suites_dir) {
   return failures;
 }
 
+/* ---- memory side: bytes that must be read, slot layouts, the roofs -------------- */
+
+/* Keys of request b some query sees, one pair at a time (bench/mask.h). */
+static int64_t brute_kv_tokens(const xattn_problem *p) {
+  int64_t n = 0;
+  for (int32_t b = 0; b < p->batch; b++)
+    for (int32_t j = 0; j < xb_key_count(p, b); j++) {
+      int seen = 0;
+      for (int32_t i = 0; i < p->extend_lens[b] && !seen; i++) seen = xb_key_visible(p, b, i, j);
+      n += seen;
+    }
+  return n;
+}
+
+static int32_t slot_of(const xattn_problem *p, int b, int64_t j) {
+  return ((const int32_t *)p->req_to_token)[p->req_index[b] * p->max_ctx + j];
+}
+
+static int test_memroof(void) {
+  char err[1024];
+  const char *text =
+      "{\"suite\":\"m\",\"defaults\":{\"heads_q\":4,\"heads_kv\":2,\"head_dim\":16,\"head_dim_v\":8},\"workloads\":["
+      "{\"name\":\"causal\",\"batch\":[[0,7],[5,3],[0,1]]},"
+      "{\"name\":\"window\",\"window\":[3,0],\"batch\":[[10,6]]},"
+      "{\"name\":\"bidir-window\",\"mode\":\"bidirectional\",\"window\":[2,2],\"batch\":[[3,9]]},"
+      "{\"name\":\"tree\",\"mode\":\"tree\",\"tree_density\":0.3,\"batch\":[[9,7],[2,4]]},"
+      "{\"name\":\"tree-window\",\"mode\":\"tree\",\"window\":[4,-1],\"batch\":[[9,7]]},"
+      "{\"name\":\"cross\",\"mode\":\"cross\",\"batch\":[[0,5,11],[0,2,3]]},"
+      "{\"name\":\"runs4\",\"slots\":\"runs4\",\"batch\":[[13,1],[7,2],[4,1]]},"
+      "{\"name\":\"contig\",\"slots\":\"contiguous\",\"batch\":[[13,1],[7,2],[4,1]]},"
+      "{\"name\":\"shuf\",\"slots\":\"shuffled\",\"batch\":[[13,1],[7,2],[4,1]]}]}";
+  xb_suite *s = xb_suite_parse(text, "memroof.json", err, sizeof err);
+  CHECK(s != NULL, "%s", err);
+  if (!s) return failures;
+  for (int i = 0; i < s->count; i++) {
+    xb_problem pb;
+    if (xb_problem_build(&pb, &s->workloads[i], XATTN_BF16, 3, 1, err, sizeof err) != 0) {
+      CHECK(0, "%s: %s", s->workloads[i].name, err);
+      continue;
+    }
+    const xattn_problem *p = &pb.p;
+    xb_must_read mr;
+    CHECK(xb_bytes_must_read(p, &mr) == 0, "must_read");
+    const int64_t brute = brute_kv_tokens(p);
+    printf("%-14s kv tokens that must be read: %lld (brute force %lld)\n", s->workloads[i].name, (long long)mr.kv_tokens,
+           (long long)brute);
+    CHECK(mr.kv_tokens == brute, "%s: %lld kv tokens, brute force %lld", s->workloads[i].name, (long long)mr.kv_tokens,
+          (long long)brute);
+    CHECK(mr.kv_bytes == (double)brute * 2 * (16 + 8) * 2, "%s: kv bytes %g", s->workloads[i].name, mr.kv_bytes);
+    CHECK(mr.total == mr.kv_bytes + (double)p->total_tokens * 4 * (16 + 8) * 2, "%s: total %g", s->workloads[i].name,
+          mr.total);
+    xb_gather_plan plan;
+    CHECK(xb_gather_plan_build(p, &plan) == 0, "plan");
+    CHECK(plan.n == brute, "%s: plan holds %lld rows, want %lld", s->workloads[i].name, (long long)plan.n, (long long)brute);
+    CHECK(xb_gather_plan_bytes(&plan) == mr.kv_bytes, "%s: plan bytes", s->workloads[i].name);
+    CHECK(xb_gather_roof_gbps(&plan, 2, 0.001) > 0, "%s: gather roof measured", s->workloads[i].name);
+    xb_gather_plan_free(&plan);
+    /* slot layouts: every prefix slot used once; runs keep N consecutive slots */
+    const int32_t run = s->workloads[i].slot_run;
+    int64_t total = 0;
+    for (int b = 0; b < p->batch; b++) total += p->prefix_lens[b];
+    uint8_t *used = calloc((size_t)p->cache_slots, 1);
+    int distinct_ok = 1, layout_ok = 1;
+    for (int b = 0; b < p->batch; b++)
+      for (int64_t j = 0; j < p->prefix_lens[b]; j++) {
+        const int32_t sl = slot_of(p, b, j);
+        if (sl < 0 || sl >= p->cache_slots || used[sl]) distinct_ok = 0;
+        else used[sl] = 1;
+        if (j == 0) continue;
+        const int32_t prev = slot_of(p, b, j - 1);
+        if (run == XB_SLOTS_CONTIGUOUS && sl != prev + 1) layout_ok = 0;
+        if (run > 0 && j % run != 0 && sl != prev + 1) layout_ok = 0;
+        if (run > 0 && sl % run != j % run) layout_ok = 0;
+      }
+    free(used);
+    CHECK(distinct_ok, "%s: prefix slots are distinct and in range", s->workloads[i].name);
+    CHECK(layout_ok, "%s: slot layout %d not followed", s->workloads[i].name, run);
+    if (strcmp(s->workloads[i].name, "shuf") == 0) {
+      int consecutive = 1;
+      for (int64_t j = 1; j < p->prefix_lens[0]; j++) consecutive &= slot_of(p, 0, j) == slot_of(p, 0, j - 1) + 1;
+      CHECK(!consecutive, "shuffled: request 0's slots are not consecutive");
+    }
+    xb_problem_free(&pb);
+  }
+  /* hand counts: causal (0,7),(5,3),(0,1) -> 7 + 8 + 1; window left 3 on (10,6) -> keys 7..15 */
+  xb_problem pb;
+  xb_must_read mr;
+  xb_problem_build_shape(&pb, &s->workloads[0], XATTN_F32, 3, err, sizeof err);
+  xb_bytes_must_read(&pb.p, &mr);
+  CHECK(mr.kv_tokens == 16, "causal hand count 16, got %lld", (long long)mr.kv_tokens);
+  xb_problem_free(&pb);
+  xb_problem_build_shape(&pb, &s->workloads[1], XATTN_F32, 3, err, sizeof err);
+  xb_bytes_must_read(&pb.p, &mr);
+  CHECK(mr.kv_tokens == 9, "window hand count 9, got %lld", (long long)mr.kv_tokens);
+  xb_problem_free(&pb);
+  CHECK(xb_stream_roof_gbps(2, (size_t)4 << 20, 0.001) > 0, "stream roof measured");
+  const char *bad = "{\"workloads\":[{\"name\":\"a\",\"slots\":\"runs0\",\"batch\":[[4,1]]}]}";
+  CHECK(xb_suite_parse(bad, "bad.json", err, sizeof err) == NULL && strstr(err, "slots"), "runs0 refused: %s", err);
+  xb_suite_free(s);
+  return failures;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: %s workload|flops|placement|naming|baseline|problem SUITES_DIR|TMPDIR\n", argv[0]);
+    fprintf(stderr, "usage: %s workload|flops|placement|naming|baseline|problem|memroof SUITES_DIR|TMPDIR\n", argv[0]);
     return 2;
   }
   const char *what = argv[1];
@@ -462,6 +565,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(what, "naming")) f = test_naming(argv[2]);
   else if (!strcmp(what, "baseline")) f = test_baseline(argv[2]);
   else if (!strcmp(what, "problem")) f = test_problem(argv[2]);
+  else if (!strcmp(what, "memroof")) f = test_memroof();
   else {
     fprintf(stderr, "unknown test %s\n", what);
     return 2;

@@ -30,6 +30,10 @@ typedef struct xb_workload {
   float logit_cap;
   int has_sinks;
   double tree_density;   /* tree mode: probability an extend key is visible (ancestors) */
+  int32_t slot_run;      /* slot layout of the token table: XB_SLOTS_SHUFFLED (every prefix slot
+                            drawn at random), XB_SLOTS_CONTIGUOUS (each request's prefix in
+                            consecutive slots), or N > 0: runs of N consecutive slots (pages of a
+                            paged allocator) in random order */
   int ndtypes;
   xattn_dtype dtypes[3]; /* dtypes to run (suite or workload "dtypes") */
   uint64_t seed;         /* data seed (suite "seed" unless overridden) */
@@ -57,6 +61,13 @@ const char *xb_suite_dirs(void);
 /* Writes the names of all suites found in xb_suite_dirs() into out, one per
  * line; returns the count. */
 int xb_suite_list(char *out, size_t outlen);
+
+#define XB_SLOTS_SHUFFLED 0
+#define XB_SLOTS_CONTIGUOUS (-1)
+#define XB_SLOT_RUN_MAX 65536
+/* "shuffled", "contiguous", "runsN" <-> slot_run; parse returns 0 on success. */
+int xb_slot_layout_parse(const char *name, int32_t *run);
+const char *xb_slot_layout_name(int32_t run, char *buf, size_t len);
 
 /* Sums and maxima of a workload's batch. */
 int64_t xb_workload_tokens(const xb_workload *w);      /* T = sum E_b */
