@@ -51,6 +51,19 @@ def _rate_rows(sub):
     return best, bool(tuned)
 
 
+def _pct_mem_roof(p, bw, peak):
+    """% of the machine's memory roof: the row's own pct_mem_roof (xattn-bench:
+    bytes that must be read vs the gather roof measured on that machine), else
+    GFLOP/s over min(peak, bandwidth x arithmetic intensity); None if neither."""
+    if p.c.get("pct_mem_roof") is not None:
+        return p.c["pct_mem_roof"]
+    b, _ = _bytes_of(p)
+    if not (bw and b and p.c.get("flops")):
+        return None
+    roof = bw * p.c["flops"] / b
+    return 100 * p.gflops / (min(roof, peak) if peak else roof)
+
+
 def rates(ds):
     fid, title = "fleet-rates", "Fleet: the same workloads on every machine"
     subs = _newest_commit_subsets(ds)
@@ -73,12 +86,8 @@ def rates(ds):
         for k in sorted(common):
             p = best[k]
             peak = p16 if k[2] in ("bf16", "f16") and p16 else p32 or p16
-            b, _ = _bytes_of(p)
-            roof = bw * p.c["flops"] / b if bw and b and p.c.get("flops") else None
-            if peak and roof:
-                roof = min(roof, peak)  # the roof is the lower of the two
             rows.append(["%s/%s/%s" % k, m, p.get("variant"), p.get("isa"), _fmt(p.gflops),
-                         _fmt(100 * p.gflops / peak) if peak else "-", _fmt(100 * p.gflops / roof) if roof else "-"])
+                         _fmt(100 * p.gflops / peak) if peak else "-", _fmt(_pct_mem_roof(p, bw, peak))])
     for k in keys:
         data.append(["%s/%s" % (k[1], k[2])] + [per[m][0][k].gflops for m in machines])
     plots = ["$fr using 2:xtic(1) title %s lc rgb '%s'" % (quote(machines[0]), COLORS[0])]
@@ -91,7 +100,8 @@ def rates(ds):
         "set title %s" % quote("%d machines, %d common workloads; each machine's newest commit" % (len(machines), len(common))),
         "plot " + ", \\\n     ".join(plots)])
     notes.append("% of peak: against that machine's own measured compute peak for the dtype; % of memory roof: "
-                 "GFLOP/s over min(peak, bandwidth x arithmetic intensity) of that machine")
+                 "the row's pct_mem_roof (bytes that must be read vs that machine's gather roof), else GFLOP/s over "
+                 "min(peak, bandwidth x arithmetic intensity) of that machine")
     return Figure(fid, title, {"fr": data}, body,
                   ["workload", "machine", "variant", "isa", "GFLOP/s", "% of peak", "% of memory roof"],
                   rows, notes, size=(1000, 620))
