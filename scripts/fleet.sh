@@ -237,9 +237,10 @@ merge() {
       headers+=("$h")
       done_targets+=("$t")
     else
-      local why
-      why="$(kv "$st" phase)${st:+ $(kv "$st" exit)}"
-      missing+=("$t (job $(kv "$st" job), node $(kv "$st" node), ${why% })")
+      local why node
+      why="$(kv "$st" phase) $(kv "$st" exit)"
+      node=$(kv "$st" node)
+      missing+=("$t (job $(kv "$st" job), ${node:+node $node}${node:-never started: $(kv "$st" where)}, ${why% })")
     fi
   done
   local out="$fleet/xattn_config_fleet.h"

@@ -17,7 +17,9 @@ include("${SRC}/tune/digest.cmake") # sets `digest`
 string(LENGTH "${_want}" _n)
 string(SUBSTRING "${digest}" 0 ${_n} _have)
 if(NOT _have STREQUAL _want)
-  message(FATAL_ERROR "XATTN_CONFIG_HEADER ${HEADER}: merged from tunings of kernels sha256:${_want}, "
-                      "but these kernels are sha256:${_have}; build the commit the header's provenance names "
-                      "or tune and merge again at this one")
+  string(CONCAT _msg "XATTN_CONFIG_HEADER ${HEADER}: merged from tunings of kernels sha256:${_want}, but these kernels are "
+           "sha256:${_have}; build the commit the header's provenance names or tune and merge again at this one")
+  # the line verbatim (message() reflows long text), then the failure
+  execute_process(COMMAND ${CMAKE_COMMAND} -E echo "${_msg}")
+  message(FATAL_ERROR "config header refused (the line above)")
 endif()

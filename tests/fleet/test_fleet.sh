@@ -106,9 +106,10 @@ check "fleet-a resumed its tuning from the cache" \
   grep -Eq 'resuming with [1-9][0-9]* recorded measurements' "$FLEET/jobs/fleet-a.release.log"
 for m in fleet-a fleet-b; do
   d=$(ls -d "$TMP/results/$m"/*/ 2>/dev/null | head -1)
-  check "$m: tuned header in results/$m/<commit>/" ls "$d"/*_xattn_config_tuned.h
-  check "$m: tuned-vs-default report" ls "$d"/*_tuned-vs-default.json
-  check "$m: bench results with both headers" ls "$d"/*_smoke-default-header.json "$d"/*_smoke-tuned-header.json
+  check "$m: tuned header in results/$m/<commit>/" test -s "$(ls "$d"/*_xattn_config_tuned.h 2>/dev/null | head -1)"
+  check "$m: tuned-vs-default report" test -s "$(ls "$d"/*_tuned-vs-default.json 2>/dev/null | head -1)"
+  check "$m: bench results with the default header" test -s "$(ls "$d"/*_smoke-default-header.json 2>/dev/null | head -1)"
+  check "$m: bench results with the tuned header" test -s "$(ls "$d"/*_smoke-tuned-header.json 2>/dev/null | head -1)"
 done
 check "status shows both done" [ "$(grep -c ' done ' "$TMP/status.txt")" -ge 2 ]
 
