@@ -23,6 +23,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "xattn_common/clock.h"
+#include "xattn_common/files.h"
 #include "case_io.h"
 #include "xattn/xattn.h"
 
@@ -118,13 +120,7 @@ static int cmd_run(int argc, char **argv) {
   if (reference && reference_f64)
     return usage_error("run: --reference and --reference-f64 exclude each other%s", "");
   if (sched) {
-    if (!strcmp(sched, "auto"))
-      opts.schedule = XATTN_SCHED_AUTO;
-    else if (!strcmp(sched, "static"))
-      opts.schedule = XATTN_SCHED_STATIC;
-    else if (!strcmp(sched, "dynamic"))
-      opts.schedule = XATTN_SCHED_DYNAMIC;
-    else
+    if (xattn_schedule_parse(sched, &opts.schedule))
       return usage_error("run: --schedule wants auto, static or dynamic, got '%s'", sched);
   }
 
@@ -132,6 +128,26 @@ static int cmd_run(int argc, char **argv) {
   xattn_case c;
   if (xattn_case_load(dir, &c, err, sizeof err) != XATTN_OK) {
     fprintf(stderr, "xattn: %s\n", err);
+    return 1;
+  }
+  char path_buf[PATH_MAX];
+  const char *path = out;
+  struct stat st;
+  if (!out || (stat(out, &st) == 0 && S_ISDIR(st.st_mode))) {
+    snprintf(path_buf, sizeof path_buf, "%s/o.npy", out ? out : dir);
+    path = path_buf;
+  }
+  /* checked before computing: the output is written to a temp file and renamed over path: that would
+     replace a device, a FIFO or a symlink, or the case's own input */
+  const char *why = NULL;
+  if (xc_output_path_ok(path, &why)) {
+    fprintf(stderr, "xattn: -o %s: is %s; refusing to replace it (give a regular file or a new name)\n", path, why);
+    xattn_case_free(&c);
+    return 1;
+  }
+  if (xattn_case_reads(&c, path)) {
+    fprintf(stderr, "xattn: -o %s: is an input of the case %s; refusing to overwrite it\n", path, dir);
+    xattn_case_free(&c);
     return 1;
   }
   xattn_problem *p = &c.problem;
@@ -146,8 +162,7 @@ static int cmd_run(int argc, char **argv) {
   }
   const char *what;
   char desc[256];
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  const double t0 = xc_now();
   if (reference || reference_f64) {
     ref = reference_f64 ? o : malloc((n ? n : 1) * sizeof(double));
     if (!ref) {
@@ -178,21 +193,14 @@ static int cmd_run(int argc, char **argv) {
              threads, strcmp(cpu_class, "*") ? ", cpu class " : "",
              strcmp(cpu_class, "*") ? (cpu_class[0] ? cpu_class : "none (hand default rows)") : "");
   }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
+  const double t1 = xc_now();
 
-  char path_buf[PATH_MAX];
-  const char *path = out;
-  struct stat st;
-  if (!out || (stat(out, &st) == 0 && S_ISDIR(st.st_mode))) {
-    snprintf(path_buf, sizeof path_buf, "%s/o.npy", out ? out : dir);
-    path = path_buf;
-  }
   if (xattn_case_write_output(path, o, p->dtype, reference_f64, p->total_tokens, p->heads_q,
                               p->head_dim_v, err, sizeof err) != XATTN_OK) {
     fprintf(stderr, "xattn: %s\n", err);
     goto done;
   }
-  double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
+  double ms = (t1 - t0) * 1e3;
   printf("%s: wrote %s (%s; %s; %.3f ms)\n", what, path, xattn_dtype_name(p->dtype), desc, ms);
   rc = 0;
 done:

@@ -68,16 +68,9 @@ typedef struct split_group {
 static void store_row(const xattn_problem *p, const xattn_run *run, const xattn_item *it, int r,
                       const float *acc, float m, float l) {
   const int nh = it->nh, dv = p->head_dim_v;
-  const int64_t t = run->ext_start[it->b] + it->q0 + r / nh;
   const int h = it->h0 + r % nh;
-  const size_t es = xattn_dtype_size(p->dtype);
-  char *dst = (char *)p->o + (t * p->o_token_stride + (int64_t)h * p->o_head_stride) * (int64_t)es;
-  float inv = 0.0f;
-  if (m != -INFINITY) {
-    float den = l;
-    if (p->sinks) den += exp2f(p->sinks[h] * XATTN_LOG2E - m);
-    inv = 1.0f / den;
-  }
+  char *dst = xattn_out_row(run, it->b, it->q0 + r / nh, h);
+  const float inv = xattn_row_inv_denominator(p, h, m, l);
   for (int c = 0; c < dv; c++) {
     const float x = acc ? acc[c] * inv : 0.0f;
     if (p->dtype == XATTN_F32) ((float *)dst)[c] = x;
@@ -93,10 +86,18 @@ static void merge_group(const xattn_run *run, const split_group *g, float *parts
   const int dv = p->head_dim_v, rows = g->whole.nq * g->whole.nh;
   for (int r = 0; r < rows; r++) {
     float mx = -INFINITY;
+    int nan = 0;
     for (int s = 0; s < g->count; s++) {
       const float *base = parts + (size_t)(g->first + s) * part_floats;
       const float ms = base[(size_t)rows_max * dv + r];
-      if (ms > mx) mx = ms;
+      /* a NaN score leaves l NaN (m only sometimes): the row is NaN (docs/contract.md) */
+      if (isnan(ms) || isnan(base[(size_t)rows_max * dv + rows_max + r])) nan = 1;
+      else if (ms > mx) mx = ms;
+    }
+    if (nan) {
+      for (int c = 0; c < dv; c++) row[c] = NAN;
+      store_row(p, run, &g->whole, r, row, 0.0f, 1.0f);
+      continue;
     }
     if (mx == -INFINITY) {
       store_row(p, run, &g->whole, r, NULL, mx, 0.0f);

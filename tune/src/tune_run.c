@@ -9,7 +9,7 @@
 int tune_run_all(tune_run *run) {
   run->budget.classes_total = run->n_classes;
   run->budget.classes_done = 0;
-  if (run->budget.start == 0) run->budget.start = tune_now();
+  if (run->budget.start == 0) run->budget.start = xc_now();
   int cap = run->axes->n_variants * run->axes->n_layouts * run->axes->n_schedules *
         run->axes->n_threads * run->axes->n_placements;
   if (cap < 1) cap = 1;

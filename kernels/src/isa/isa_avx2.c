@@ -12,4 +12,4 @@
 #include "isa/kernels_f32.inc"
 #include "isa/item.inc"
 
-const xattn_isa_kernels xattn_isa_avx2 = {"avx2", item_scratch_bytes, item_table, NULL};
+XATTN_ISA_KERNELS(avx2);

@@ -13,4 +13,4 @@
 #include "isa/kernels_f32.inc"
 #include "isa/item.inc"
 
-const xattn_isa_kernels xattn_isa_scalar = {"scalar", item_scratch_bytes, item_table, NULL};
+XATTN_ISA_KERNELS(scalar);

@@ -1,4 +1,5 @@
 /* AVX-512F/BW/VL vectors of 16 floats (this TU is compiled with those flags). */
+#include "isa/exp2_poly.h"
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
@@ -24,19 +25,21 @@ typedef __mmask16 vmask;
 #define V_IS_NEG_INF(v) _mm512_cmp_ps_mask((v), _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ)
 
 /* 2^x: x = n + f, |f| <= 1/2, degree-7 Taylor of e^(f ln2) (rel. err < 1e-8
- * before rounding), scalef applies 2^n and underflows cleanly to 0 for x -> -inf. */
+ * before rounding), scalef applies 2^n and underflows cleanly to 0 for x -> -inf.
+ * The clamp keeps x second: max_ps returns its second operand when either is
+ * NaN, so a NaN score stays NaN (docs: non-finite inputs) instead of becoming 0. */
 static inline vf V_EXP2(vf x) {
-  x = _mm512_max_ps(x, _mm512_set1_ps(-160.0f));
+  x = _mm512_max_ps(_mm512_set1_ps(XATTN_EXP2_MIN_INPUT), x);
   const vf n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const vf f = _mm512_sub_ps(x, n);
-  vf p = _mm512_set1_ps(1.5252733804059840e-05f);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.5403530393381608e-04f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.3333558146428443e-03f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.6181291076284772e-03f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5504108664821580e-02f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022650695910071e-01f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718055994531e-01f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  vf p = _mm512_set1_ps(XATTN_EXP2_C7);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C6));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C5));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C4));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C3));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C2));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C1));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C0));
   return _mm512_scalef_ps(p, n);
 }
 
@@ -71,12 +74,15 @@ static inline void cvt_to_f32(float *dst, const void *src, int n, xattn_dtype dt
   }
 }
 
-/* f32 -> bf16 bits, round to nearest even (no NaN in outputs). */
+/* f32 -> bf16 bits, round to nearest even; a NaN stays a (quiet) NaN: rounding
+ * its payload could carry into the sign and give -0 (as xattn_f32_to_bf16). */
 static inline __m256i f32_to_bf16_rne(vf x) {
   const __m512i b = _mm512_castps_si512(x);
   const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
   const __m512i r = _mm512_add_epi32(_mm512_add_epi32(b, _mm512_set1_epi32(0x7fff)), lsb);
-  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
+  const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  const __m512i h = _mm512_mask_or_epi32(_mm512_srli_epi32(r, 16), nan, _mm512_srli_epi32(b, 16), _mm512_set1_epi32(0x40));
+  return _mm512_cvtepi32_epi16(h);
 }
 
 static inline void cvt_from_f32(void *dst, const float *src, int n, xattn_dtype dt, float mul) {
