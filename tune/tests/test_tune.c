@@ -756,6 +756,105 @@ static int test_torn(void) {
   return 0;
 }
 
+/* ---- damage other than a torn last line is refused, not "repaired" ---------- */
+static long file_size(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* A cache of 6 measurement records (lines 2-7) with line `line` replaced. */
+static void damaged_cache(const char *path, int line, const char *text, size_t len) {
+  tune_identity id = test_id();
+  unlink(path);
+  char err[512];
+  tune_store *st = tune_store_open(path, &id, 1, err, sizeof err);
+  tune_store_set_durable(st, 0);
+  for (int i = 0; i < 6; i++) tune_store_add_time(st, "c", "k", "search", i, 1.0 + i);
+  tune_store_close(st);
+  FILE *f = fopen(path, "rb");
+  char buf[8192];
+  size_t n = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  f = fopen(path, "wb");
+  int ln = 1;
+  for (size_t i = 0; i < n; i++) {
+    if (ln == line) {
+      fwrite(text, 1, len, f);
+      while (i < n && buf[i] != '\n') i++;
+      fputc('\n', f);
+      ln++;
+      continue;
+    }
+    fputc(buf[i], f);
+    if (buf[i] == '\n') ln++;
+  }
+  fclose(f);
+}
+
+static int test_damaged(void) {
+  char path[600], err[512];
+  tmp_path(path, sizeof path, "damaged.jsonl");
+  tune_identity id = test_id();
+  static const char nul_line[] = "{\"t\":\"m\",\"class\":\"c\",\"cand\":\"k\",\"phase\":\"search\",\"rep\":2,\"sec\":3\0}";
+  static const char garbled[] = "{garbled";
+  static const char neg_sec[] = "{\"t\":\"m\",\"class\":\"c\",\"cand\":\"k\",\"phase\":\"search\",\"rep\":2,\"sec\":-3}";
+  static const char frac_rep[] = "{\"t\":\"m\",\"class\":\"c\",\"cand\":\"k\",\"phase\":\"search\",\"rep\":2.5,\"sec\":3}";
+  static const char twice[] = "{\"t\":\"m\",\"class\":\"c\",\"cand\":\"k\",\"phase\":\"search\",\"rep\":1,\"sec\":3}";
+  static const char trailing[] = "{\"t\":\"m\",\"class\":\"c\",\"cand\":\"k\",\"phase\":\"search\",\"rep\":3,\"sec\":4} x";
+  const struct { int line; const char *text; size_t len; const char *want; } cases[] = {
+      /* one NUL byte mid-file: the old loader stopped there and cut every record after it */
+      {4, nul_line, sizeof nul_line - 1, "NUL byte"},
+      {3, garbled, sizeof garbled - 1, "invalid JSON"},
+      {4, neg_sec, sizeof neg_sec - 1, "sec"},
+      {4, frac_rep, sizeof frac_rep - 1, "rep"},
+      {4, twice, sizeof twice - 1, "recorded twice"},
+      {5, trailing, sizeof trailing - 1, "trailing data"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    damaged_cache(path, cases[c].line, cases[c].text, cases[c].len);
+    const long before = file_size(path);
+    err[0] = '\0';
+    tune_store *st = tune_store_open(path, &id, 0, err, sizeof err);
+    char want_line[32];
+    snprintf(want_line, sizeof want_line, "line %d", cases[c].line);
+    CHECK(st == NULL, "case %zu: damaged cache accepted", c);
+    if (st) tune_store_close(st);
+    CHECK(strstr(err, want_line) && strstr(err, cases[c].want) && !strchr(err, '\n'),
+          "case %zu: message does not say %s, %s: %s", c, want_line, cases[c].want, err);
+    CHECK(file_size(path) == before, "case %zu: the refused cache was changed (%ld -> %ld bytes)", c, before,
+          file_size(path));
+    fprintf(stderr, "refused: %s\n", err);
+  }
+  return 0;
+}
+
+/* ---- one tuner per cache, and the refusal names the holder --------------------- */
+static int test_lock(void) {
+  char path[600], err[512];
+  tmp_path(path, sizeof path, "locked.jsonl");
+  tune_identity id = test_id();
+  tune_store *a = tune_store_open(path, &id, 1, err, sizeof err);
+  CHECK(a != NULL, "first open: %s", err);
+  if (!a) return 0;
+  CHECK(tune_store_add_time(a, "c", "k", "search", 0, 1.0) == 0, "append");
+  const long size = file_size(path);
+  err[0] = '\0';
+  tune_store *b = tune_store_open(path, &id, 0, err, sizeof err); /* a second tuner */
+  char pid[32];
+  snprintf(pid, sizeof pid, "pid %ld", (long)getpid());
+  CHECK(b == NULL, "a second store opened a locked cache");
+  if (b) tune_store_close(b);
+  CHECK(strstr(err, "in use") && strstr(err, pid), "refusal does not name the holder (%s): %s", pid, err);
+  b = tune_store_open(path, &id, 1, err, sizeof err); /* not even --fresh */
+  CHECK(b == NULL && file_size(path) == size, "--fresh moved a locked cache aside");
+  if (b) tune_store_close(b);
+  tune_store_close(a);
+  b = tune_store_open(path, &id, 0, err, sizeof err);
+  CHECK(b != NULL && tune_store_times(b, "c", "k", "search", NULL) == 1, "after the holder closed: %s", err);
+  if (b) tune_store_close(b);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: test_tune space|planted|budget|recorded TABLE|wrong|decision|resume|foreign|header CC|merge|torn\n");
@@ -774,6 +873,8 @@ int main(int argc, char **argv) {
   else if (!strcmp(t, "header") && argc > 2) test_header(argv[2]);
   else if (!strcmp(t, "merge")) test_merge();
   else if (!strcmp(t, "torn")) test_torn();
+  else if (!strcmp(t, "damaged")) test_damaged();
+  else if (!strcmp(t, "lock")) test_lock();
   else {
     fprintf(stderr, "unknown test %s\n", t);
     return 2;
