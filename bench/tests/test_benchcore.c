@@ -94,7 +94,9 @@ static int test_workload(const char *suites_dir) {
   }
 
   static const bad_case bad[] = {
-      {"{\"workloads\": [", "bad.json: (json): syntax error"},
+      {"{\"workloads\": [", "bad.json: (json): invalid JSON near byte"},
+      {"{\"workloads\": []} trailing", "bad.json: (json): trailing data"},
+      {"{\"workloads\": [], \"workloads\": []}", "bad.json: (json): duplicate key 'workloads'"},
       {"[]", "bad.json: (top): expected an object"},
       {"{\"workload\": []}", "unknown field \"workload\""},
       {"{\"workloads\": []}", "workloads: expected a non-empty list"},
