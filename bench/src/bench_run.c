@@ -393,7 +393,9 @@ int xb_session_open(xb_session *s, char *err, size_t errlen) {
     }
   s->bound_threads = -1;
   s->bound_placement = -1;
-  xb_machine_name(xb_cpu_model(), xb_topology_cores(s->topo), xb_topology_summary(s->topo), s->machine, sizeof s->machine);
+  if (xb_machine_name(xb_cpu_model(), xb_topology_cores(s->topo), xb_topology_summary(s->topo), s->machine,
+                      sizeof s->machine, err, errlen) != 0)
+    return -1;
   xb_commit_dir_name(xb_build_commit(), xb_build_dirty(), s->commit_dir, sizeof s->commit_dir);
   s->progress_last_row = -1;
   return 0;

@@ -12,6 +12,7 @@
 
 #include "fake_eval.h"
 #include "tune_header.h"
+#include "tune_merge.h"
 #include "tune_prune.h"
 #include "tune_run.h"
 #include "tune_store.h"
@@ -647,6 +648,87 @@ static int test_header(const char *cc) {
   return 0;
 }
 
+/* ---- xattn-tune merge: one header for several CPU classes ----------------------- */
+static void write_tuned(const char *path, const char *machine, const char *digest, const char *cls_name,
+                        int model, int l2, const char *variant) {
+  tune_row rows[2] = {{"avx512", "f32", 128, 128, "causal", 1, 0, "", "gqa", "static", 0, "tuned"},
+                      {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, ""}};
+  snprintf(rows[0].variant, sizeof rows[0].variant, "%s", variant);
+  static tune_header_cpu cpu;
+  memset(&cpu, 0, sizeof cpu);
+  cpu.has_tuned_on = 1;
+  xattn_cpu_class c = {"", "avx512", "GenuineIntel", 6, model, l2, 8};
+  snprintf(c.name, sizeof c.name, "%s", cls_name);
+  cpu.tuned_on = c;
+  char prov[512], err[512];
+  snprintf(prov, sizeof prov, "xattn-tune halving; machine: %s; commit: abc; speedup: 1.100 (geomean); "
+                              "kernels sha256:%s", machine, digest);
+  CHECK(tune_header_write_cpu(path, "test", prov, rows, 2, &cpu, err, sizeof err) == 0, "write %s: %s", path,
+        err);
+}
+
+static int test_merge(void) {
+  char a[600], b[600], c[600], d[600], base[600], out[600], out2[600], err[1024];
+  tmp_path(a, sizeof a, "tuned_a.h");
+  tmp_path(b, sizeof b, "tuned_b.h");
+  tmp_path(c, sizeof c, "tuned_c_same_class_as_a.h");
+  tmp_path(d, sizeof d, "tuned_d_other_kernels.h");
+  tmp_path(base, sizeof base, "base.h");
+  tmp_path(out, sizeof out, "merged.h");
+  tmp_path(out2, sizeof out2, "merged2.h");
+  write_tuned(a, "node-a", "0123456789abcdef", "intel-6-143-l2_2048k-l3_8c-avx512", 143, 2048, "128x32");
+  write_tuned(b, "node-b", "0123456789abcdef", "intel-6-207-l2_1024k-l3_8c-avx512", 207, 1024, "32x256");
+  write_tuned(c, "node-c", "0123456789abcdef", "intel-6-143-l2_2048k-l3_8c-avx512", 143, 2048, "16x64");
+  write_tuned(d, "node-d", "fedcba9876543210", "intel-6-106-l2_1280k-l3_8c-avx512", 106, 1280, "64x32");
+  tune_row brow = {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, ""};
+  CHECK(tune_header_write(base, "base", "hand-written default", &brow, 1, err, sizeof err) == 0, "%s", err);
+
+  const char *in1[] = {a, b, c};
+  tune_merge_opts o = {in1, 3, base, out, "2026-01-01T00:00:00Z"};
+  CHECK(tune_merge(&o, NULL, err, sizeof err) == 0, "merge: %s", err);
+  static tune_row rows[64];
+  static tune_header_cpu cpu;
+  char prov[2048];
+  int n = tune_header_parse(out, rows, 64, prov, sizeof prov, err, sizeof err);
+  CHECK(n == 5, "merged rows %d (%s)", n, err);
+  CHECK(tune_header_parse_cpu(out, &cpu, err, sizeof err) == 0, "parse cpu: %s", err);
+  CHECK(cpu.n_classes == 2, "classes %d (the third input repeats the first's class)", cpu.n_classes);
+  CHECK(!strcmp(cpu.classes[0].name, "intel-6-143-l2_2048k-l3_8c-avx512") && cpu.classes[1].model == 207 &&
+            cpu.classes[1].l2_kib == 1024, "classes %s / %d", cpu.classes[0].name, cpu.classes[1].model);
+  const int want_class[] = {0, 0, 1, 1, -1};
+  for (int i = 0; i < 5; i++) CHECK(cpu.row_class[i] == want_class[i], "row %d class %d", i, cpu.row_class[i]);
+  CHECK(!strcmp(rows[0].variant, "128x32") && !strcmp(rows[2].variant, "32x256"), "rows %s %s", rows[0].variant,
+        rows[2].variant);
+  CHECK(!strcmp(cpu.kernel_digest, "0123456789abcdef"), "digest %s", cpu.kernel_digest);
+  CHECK(strstr(prov, "node-a (class intel-6-143") && strstr(prov, "node-b (class intel-6-207") &&
+            strstr(prov, "node-c") && strstr(prov, "left out") && strstr(prov, "speedup 1.100"),
+        "provenance does not list every machine: %s", prov);
+
+  /* refusals, each one line naming the file */
+  const char *in2[] = {a, d};
+  o.inputs = in2;
+  o.n_inputs = 2;
+  o.out = out2;
+  CHECK(tune_merge(&o, NULL, err, sizeof err) != 0 && strstr(err, d) && strstr(err, "sha256"),
+        "other kernels' tuning not refused: %s", err);
+  const char *in3[] = {a, base};
+  o.inputs = in3;
+  CHECK(tune_merge(&o, NULL, err, sizeof err) != 0 && strstr(err, base) && strstr(err, "XATTN_CONFIG_TUNED_CPU"),
+        "a header without its CPU class not refused: %s", err);
+  const char *in4[] = {out};
+  o.inputs = in4;
+  o.n_inputs = 1;
+  CHECK(tune_merge(&o, NULL, err, sizeof err) != 0 && strstr(err, "already a merged header"),
+        "a merged header as input not refused: %s", err);
+  char field[64];
+  tune_provenance_field("xattn-tune x; machine: m1; commit: c1; kernels sha256:00ff", "kernels sha256", field,
+                        sizeof field);
+  CHECK(!strcmp(field, "00ff"), "field '%s'", field);
+  tune_provenance_field("xattn-tune x; cpu machine: no; machine: m1", "machine", field, sizeof field);
+  CHECK(!strcmp(field, "m1"), "field '%s'", field);
+  return 0;
+}
+
 /* ---- torn last line ------------------------------------------------------------ */
 static int test_torn(void) {
   char path[600], err[512];
@@ -791,7 +873,7 @@ static int test_lock(void) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: test_tune space|planted|budget|recorded TABLE|wrong|decision|resume|foreign|header CC|torn\n");
+    fprintf(stderr, "usage: test_tune space|planted|budget|recorded TABLE|wrong|decision|resume|foreign|header CC|merge|torn\n");
     return 2;
   }
   make_tmpdir();
@@ -805,6 +887,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(t, "resume")) test_resume();
   else if (!strcmp(t, "foreign")) test_foreign();
   else if (!strcmp(t, "header") && argc > 2) test_header(argv[2]);
+  else if (!strcmp(t, "merge")) test_merge();
   else if (!strcmp(t, "torn")) test_torn();
   else if (!strcmp(t, "damaged")) test_damaged();
   else if (!strcmp(t, "lock")) test_lock();
