@@ -24,6 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "xattn_common/clock.h"
+#include "xattn_common/files.h"
 #include "case_io.h"
 #include "xattn/xattn.h"
 
@@ -129,6 +130,26 @@ static int cmd_run(int argc, char **argv) {
     fprintf(stderr, "xattn: %s\n", err);
     return 1;
   }
+  char path_buf[PATH_MAX];
+  const char *path = out;
+  struct stat st;
+  if (!out || (stat(out, &st) == 0 && S_ISDIR(st.st_mode))) {
+    snprintf(path_buf, sizeof path_buf, "%s/o.npy", out ? out : dir);
+    path = path_buf;
+  }
+  /* checked before computing: the output is written to a temp file and renamed over path: that would
+     replace a device, a FIFO or a symlink, or the case's own input */
+  const char *why = NULL;
+  if (xc_output_path_ok(path, &why)) {
+    fprintf(stderr, "xattn: -o %s: is %s; refusing to replace it (give a regular file or a new name)\n", path, why);
+    xattn_case_free(&c);
+    return 1;
+  }
+  if (xattn_case_reads(&c, path)) {
+    fprintf(stderr, "xattn: -o %s: is an input of the case %s; refusing to overwrite it\n", path, dir);
+    xattn_case_free(&c);
+    return 1;
+  }
   xattn_problem *p = &c.problem;
   size_t n = (size_t)p->total_tokens * (size_t)p->heads_q * (size_t)p->head_dim_v;
   size_t esz = xattn_dtype_size(p->dtype);
@@ -166,18 +187,14 @@ static int cmd_run(int argc, char **argv) {
       goto done;
     }
     what = "xattn";
-    snprintf(desc, sizeof desc, "variant %s, layout %s, isa %s, threads %d", variant, layout, isa,
-             threads);
+    const char *cpu_class = "*";
+    xattn_resolve_cpu_class(&cpu_class, NULL); /* cannot fail here: xattn_resolve succeeded */
+    snprintf(desc, sizeof desc, "variant %s, layout %s, isa %s, threads %d%s%s", variant, layout, isa,
+             threads, strcmp(cpu_class, "*") ? ", cpu class " : "",
+             strcmp(cpu_class, "*") ? (cpu_class[0] ? cpu_class : "none (hand default rows)") : "");
   }
   const double t1 = xc_now();
 
-  char path_buf[PATH_MAX];
-  const char *path = out;
-  struct stat st;
-  if (!out || (stat(out, &st) == 0 && S_ISDIR(st.st_mode))) {
-    snprintf(path_buf, sizeof path_buf, "%s/o.npy", out ? out : dir);
-    path = path_buf;
-  }
   if (xattn_case_write_output(path, o, p->dtype, reference_f64, p->total_tokens, p->heads_q,
                               p->head_dim_v, err, sizeof err) != XATTN_OK) {
     fprintf(stderr, "xattn: %s\n", err);
@@ -211,6 +228,13 @@ static int cmd_info(int argc, char **argv) {
       return usage_error("info: unknown argument '%s'", argv[i]);
   }
   int nisa = xattn_isa_count();
+  /* this CPU's class and the config header's class it uses (multi-CPU headers) */
+  xattn_cpu_class cpu;
+  const char *matched = NULL, *why = NULL;
+  if (xattn_cpu_class_get(&cpu) != XATTN_OK || xattn_resolve_cpu_class(&matched, &why) != XATTN_OK) {
+    fprintf(stderr, "xattn info: %s\n", xattn_last_error());
+    return 1;
+  }
   if (json) {
     cJSON *root = cJSON_CreateObject(), *runnable = cJSON_CreateArray();
     for (int i = 0; i < nisa; ++i)
@@ -225,6 +249,17 @@ static int cmd_info(int argc, char **argv) {
     cJSON_AddStringToObject(root, "config_header", xattn_config_header_path());
     cJSON_AddStringToObject(root, "provenance", xattn_config_provenance());
     cJSON_AddNumberToObject(root, "config_classes", xattn_config_class_count());
+    cJSON *cc = cJSON_AddObjectToObject(root, "cpu_class");
+    cJSON_AddStringToObject(cc, "name", cpu.name);
+    cJSON_AddStringToObject(cc, "isa", cpu.isa);
+    cJSON_AddStringToObject(cc, "vendor", cpu.vendor);
+    cJSON_AddNumberToObject(cc, "family", cpu.family);
+    cJSON_AddNumberToObject(cc, "model", cpu.model);
+    cJSON_AddNumberToObject(cc, "l2_kib_per_core", cpu.l2_kib);
+    cJSON_AddNumberToObject(cc, "cores_per_l3", cpu.cores_per_l3);
+    cJSON_AddNumberToObject(root, "config_cpu_classes", xattn_config_cpu_class_count());
+    cJSON_AddStringToObject(root, "config_cpu_class", matched);
+    cJSON_AddStringToObject(root, "config_cpu_class_why", why);
     cJSON_AddStringToObject(root, "commit", XATTN_GIT_COMMIT);
     char version[32];
     snprintf(version, sizeof version, "%d.%d", XATTN_VERSION_MAJOR, XATTN_VERSION_MINOR);
@@ -248,6 +283,8 @@ static int cmd_info(int argc, char **argv) {
   printf("\ndtypes:        f32 bf16 f16\n");
   printf("config header: %s (%d classes)\n", xattn_config_header_path(), xattn_config_class_count());
   printf("provenance:    %s\n", xattn_config_provenance());
+  printf("cpu class:     %s\n", cpu.name);
+  printf("config class:  %s (%s)\n", matched[0] ? matched : "none", why);
   return 0;
 }
 

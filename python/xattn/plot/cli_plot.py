@@ -2,7 +2,8 @@
 report from results files, folders of them and `xattn compare` outputs.
 
 Figures: roofline, BLOCK_M x BLOCK_N heatmaps, per-mode rates, thread scaling,
-tuned vs default, commit comparison, trend over commits, peers. A figure whose
+tuned vs default, commit comparison, trend over commits, peers; with results
+of two or more machines, the fleet figures (xattn.plot.fleet). A figure whose
 data is not in the inputs is listed as not drawn, with the reason.
 
 Exit status: 0 report written; 2 no usable input; 3 gnuplot failed on a figure
@@ -13,10 +14,11 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 from ..results import default_results_dir, utc_stamp
 
-from . import dataset, figures, gnuplot, report_html
+from . import dataset, figures, fleet, gnuplot, report_html
 
 
 def parse_args(argv):
@@ -79,7 +81,8 @@ def _pick_machine(ds, wanted, notes):
         machine = _newest(ds.files).machine
     others = [m for m in machines if m != machine]
     if others:
-        notes.append("results of other machines left out (plots never mix machines): %s" % ", ".join(others))
+        notes.append("results of other machines left out of the figures of one machine (plots never mix "
+                     "machines; the fleet figures show each machine side by side): %s" % ", ".join(others))
     return machine
 
 
@@ -89,6 +92,18 @@ def _subset(files, keep):
         if keep(f):
             out.add_file(f)
     return out
+
+
+def _unwritable(out):
+    """Why the output folder cannot be made or written (one line), or None.
+    Checked before any figure is drawn, so a bad -o costs nothing."""
+    try:
+        os.makedirs(out, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".xattn-plot-probe-"):
+            pass
+    except OSError as e:
+        return "cannot write there (%s)" % (e.strerror or e)
+    return None
 
 
 def main(argv=None):
@@ -103,7 +118,9 @@ def main(argv=None):
             return 2
     ds = dataset.Dataset().add_paths(inputs)
     if not ds.points and not ds.compares and not ds.tune_reports:
-        print("xattn plot: no results files or compare outputs in %s" % ", ".join(inputs), file=sys.stderr)
+        first = "; %s%s" % (ds.notes[0], " (and %d more)" % (len(ds.notes) - 1) if len(ds.notes) > 1 else "") \
+            if ds.notes else ""
+        print("xattn plot: no results files or compare outputs in %s%s" % (", ".join(inputs), first), file=sys.stderr)
         return 2
     meta = []
     machine = _pick_machine(ds, a.machine, meta)
@@ -129,7 +146,10 @@ def main(argv=None):
                     % (max(loads), cpus))
     top = _repo_top()
     out = a.out or os.path.join(top or os.getcwd(), "plots", "out", utc_stamp())
-    os.makedirs(out, exist_ok=True)
+    problem = _unwritable(out)
+    if problem:
+        print("xattn plot: -o %s: %s" % (out, problem), file=sys.stderr)
+        return 2
 
     mem_bw, bw_src = a.mem_bw, "--mem-bw"
     if a.measure_bw and not mem_bw:
@@ -148,6 +168,7 @@ def main(argv=None):
         lambda: figures.commit_comparison(one),
         lambda: figures.trend(history_ds, top),
         lambda: figures.peers(one),
+        lambda: fleet.figures(ds),  # two or more machines: side by side, never mixed
     ]
     drawn, skipped, failed = [], [], 0
     for build in builders:
