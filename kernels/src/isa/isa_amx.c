@@ -288,4 +288,5 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
 #include "isa/item.inc"
 
 const xattn_isa_kernels xattn_isa_amx = {"amx", item_scratch_bytes, item_table,
+                                         xattn_avx512_decode_item, xattn_avx512_decode_scratch_bytes,
                                                 &xattn_isa_avx512 /* f32, f16 */};

@@ -11,5 +11,7 @@
 #define PC 4
 #include "isa/kernels_f32.inc"
 #include "isa/item.inc"
+#include "decode/decode.inc"
 
-const xattn_isa_kernels xattn_isa_avx2 = {"avx2", item_scratch_bytes, item_table, NULL};
+const xattn_isa_kernels xattn_isa_avx2 = {"avx2", item_scratch_bytes, item_table, decode_item,
+                                           decode_scratch_bytes, NULL};

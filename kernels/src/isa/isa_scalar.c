@@ -12,5 +12,7 @@
 #define PC 4  /* PV block: dv vectors */
 #include "isa/kernels_f32.inc"
 #include "isa/item.inc"
+#include "decode/decode.inc"
 
-const xattn_isa_kernels xattn_isa_scalar = {"scalar", item_scratch_bytes, item_table, NULL};
+const xattn_isa_kernels xattn_isa_scalar = {"scalar", item_scratch_bytes, item_table, decode_item,
+                                             decode_scratch_bytes, NULL};
