@@ -19,6 +19,8 @@ npy_dtype xattn_case_npy_dtype(xattn_dtype t) {
   switch (t) {
     case XATTN_BF16: return NPY_U2;
     case XATTN_F16: return NPY_F2;
+    case XATTN_E4M3FN:
+    case XATTN_E5M2: return NPY_U1; /* fp8 codes */
     default: return NPY_F4;
   }
 }
@@ -34,6 +36,8 @@ typedef struct json_ctx {
 static const char *const known_keys[] = {
     "dtype", "heads_q", "heads_kv", "head_dim", "head_dim_v", "scale", "logit_cap", "mode",
     "align", "window", "prefix_lens", "extend_lens", "encoder_lens", "has_sinks",
+    "page_size", "cache_layout", "req_start_col", "cache_slots", "strides",
+    "cache_dtype", "k_scale", "v_scale", "has_kv_scales",
     /* informational, ignored */
     "name", "seed", "comment", "description", "source", NULL};
 
@@ -223,6 +227,110 @@ out:
   return st;
 }
 
+
+/* ---- strided tensors (optional "strides" object of case.json) --------------- */
+static const char *const view_names[5] = {"q", "k_ext", "v_ext", "k_cache", "v_cache"};
+
+/* "strides": {"q": [token, head], ..., "k_cache": [token, head, block]} in
+ * elements; a tensor named there is stored as a flat 1-D array its strides
+ * index (the layout of the caller's memory, padding included). */
+static int get_strides(json_ctx *j, int64_t strides[5][3], int strided[5]) {
+  memset(strided, 0, 5 * sizeof *strided);
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(j->root, "strides");
+  if (!o) return 0;
+  if (!cJSON_IsObject(o)) {
+    err_line(j->err, j->errlen, "%s: strides: not an object", j->file);
+    return -1;
+  }
+  for (const cJSON *e = o->child; e; e = e->next) {
+    int k = -1;
+    for (int i = 0; i < 5; ++i)
+      if (e->string && !strcmp(e->string, view_names[i])) k = i;
+    if (k < 0) {
+      err_line(j->err, j->errlen, "%s: strides: unknown tensor '%s' (want q, k_ext, v_ext, k_cache or v_cache)",
+               j->file, e->string ? e->string : "?");
+      return -1;
+    }
+    const int n = cJSON_IsArray(e) ? cJSON_GetArraySize(e) : -1, want = k >= 3 ? 3 : 2;
+    if (n != want && !(k >= 3 && n == 2)) {
+      err_line(j->err, j->errlen, "%s: strides.%s: want [token_stride, head_stride%s]", j->file, e->string,
+               k >= 3 ? "] or [token_stride, head_stride, block_stride" : "");
+      return -1;
+    }
+    strides[k][2] = 0;
+    for (int i = 0; i < n; ++i)
+      if (json_integer(cJSON_GetArrayItem(e, i), 0, INT64_MAX / 4, &strides[k][i])) {
+        err_line(j->err, j->errlen, "%s: strides.%s[%d]: not a non-negative integer", j->file, e->string, i);
+        return -1;
+      }
+    strided[k] = 1;
+  }
+  return 0;
+}
+
+static xattn_tensor dense_or_strided(const void *data, int64_t ts, int64_t hs, int strided, const int64_t *s) {
+  return strided ? (xattn_tensor){data, s[0], s[1]} : (xattn_tensor){data, ts, hs};
+}
+
+static int xattn_is_fp8_dtype(xattn_dtype t) { return t == XATTN_E4M3FN || t == XATTN_E5M2; }
+
+static int file_exists(const char *dir, const char *name) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+static xattn_status load_npy(const char *dir, const char *name, const int *dtypes, int ndim,
+                             const int64_t *want, const char *const *dim_names, npy_array *a,
+                             char *err, size_t errlen);
+
+/* A tensor file: the dense shape case.json implies, or a flat 1-D array when
+ * case.json gives its strides (check_extents then checks it is long enough). */
+static xattn_status load_view(const char *dir, const char *name, const int *dtypes, int ndim,
+                              const int64_t *want, const char *const *dim_names, int strided,
+                              const int64_t *strides, npy_array *a, char *err, size_t errlen) {
+  (void)strides;
+  if (!strided) return load_npy(dir, name, dtypes, ndim, want, dim_names, a, err, errlen);
+  const int64_t any[1] = {-1};
+  const char *const flat[1] = {"elements"};
+  return load_npy(dir, name, dtypes, 1, any, flat, a, err, errlen);
+}
+
+/* Last element + 1 a strided view reaches (0 when it has no element). */
+static int64_t view_extent(int64_t rows, int64_t heads, int64_t dim, int64_t ts, int64_t hs) {
+  if (rows <= 0) return 0;
+  return (rows - 1) * ts + (heads - 1) * hs + dim;
+}
+
+/* Every flat (strided) file holds the last element its view reaches. Runs
+ * after the library accepted the strides (no overflow past that point). */
+static int check_extents(const xattn_case *c, const xattn_problem *p, const char *dir, const int *strided,
+                         char *err, size_t errlen) {
+  const npy_array *arr[5] = {&c->q, &c->k_ext, &c->v_ext, &c->k_cache, &c->v_cache};
+  const xattn_tensor *v[5] = {&p->q, &p->k_ext, &p->v_ext, &p->k_cache, &p->v_cache};
+  for (int k = 0; k < 5; ++k) {
+    if (!strided[k]) continue;
+    const int64_t dim = k == 0 || k == 1 || k == 3 ? p->head_dim : p->head_dim_v;
+    const int64_t heads = k == 0 ? p->heads_q : p->heads_kv;
+    int64_t need;
+    if (k < 3) {
+      need = view_extent(p->total_tokens, heads, dim, v[k]->token_stride, v[k]->head_stride);
+    } else {
+      const int64_t page = p->page_size > 1 ? p->page_size : 1;
+      int64_t bs = k == 3 ? p->k_cache_block_stride : p->v_cache_block_stride;
+      if (bs <= 0) bs = p->cache_layout == XATTN_CACHE_HEAD_MAJOR ? heads * v[k]->head_stride : page * v[k]->token_stride;
+      need = p->cache_slots <= 0 ? 0 : (p->cache_slots - 1) * bs + view_extent(page, heads, dim, v[k]->token_stride, v[k]->head_stride);
+    }
+    if (arr[k]->count < need) {
+      err_line(err, errlen, "%s/%s.npy: %lld elements, its strides reach element %lld", dir, view_names[k],
+               (long long)arr[k]->count, (long long)need - 1);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 /* ---- load ------------------------------------------------------------------ */
 xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t errlen) {
   memset(c, 0, sizeof *c);
@@ -276,6 +384,22 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
     err_line(err, errlen, "%s: dtype: unknown dtype '%s' (want f32, bf16 or f16)", jpath, s);
     goto fail;
   }
+  if (get_str(&j, "cache_dtype", "same", &s)) goto fail;
+  if (strcmp(s, "same") && (xattn_dtype_parse(s, &p->cache_dtype) ||
+                            (p->cache_dtype != XATTN_E4M3FN && p->cache_dtype != XATTN_E5M2 && p->cache_dtype != p->dtype))) {
+    err_line(err, errlen, "%s: cache_dtype: '%s' (want same, %s, e4m3fn or e5m2)", jpath, s, xattn_dtype_name(p->dtype));
+    goto fail;
+  }
+  double ks, vs;
+  if (get_float(&j, "k_scale", 1.0, &ks) || get_float(&j, "v_scale", 1.0, &vs)) goto fail;
+  p->k_scale = (float)ks;
+  p->v_scale = (float)vs;
+  const cJSON *hks = cJSON_GetObjectItemCaseSensitive(root, "has_kv_scales");
+  if (hks && !cJSON_IsBool(hks)) {
+    err_line(err, errlen, "%s: has_kv_scales: not true or false", jpath);
+    goto fail;
+  }
+  const int has_kv_scales = hks && cJSON_IsTrue(hks);
   st = XATTN_ERR_MODE;
   if (get_str(&j, "mode", "causal", &s)) goto fail;
   if (xattn_mode_parse(s, &p->mode)) {
@@ -342,8 +466,40 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
   p->encoder_lens = c->encoder_lens;
   p->total_tokens = T;
 
+  /* KV cache storage: slot table or paged blocks (either layout), table start columns */
+  int64_t page, one = 1;
+  if (get_int(&j, "page_size", &one, 1, INT32_MAX, &page)) goto fail;
+  p->page_size = (int32_t)page;
+  st = XATTN_ERR_MODE;
+  if (get_str(&j, "cache_layout", "token_major", &s)) goto fail;
+  if (xattn_cache_layout_parse(s, &p->cache_layout)) {
+    err_line(err, errlen, "%s: cache_layout: unknown layout '%s' (want token_major or head_major)", jpath, s);
+    goto fail;
+  }
+  st = XATTN_ERR_SHAPE;
+  if (cJSON_GetObjectItemCaseSensitive(root, "req_start_col")) {
+    int32_t *cols = NULL;
+    if (get_int_array(&j, "req_start_col", B, 0, &cols, &n2)) {
+      free(cols);
+      goto fail;
+    }
+    c->req_start_col = malloc((size_t)(B ? B : 1) * sizeof *c->req_start_col);
+    if (c->req_start_col)
+      for (int64_t b = 0; b < B; ++b) c->req_start_col[b] = cols[b];
+    free(cols);
+    if (!c->req_start_col) goto oom;
+    p->req_start_col = c->req_start_col;
+  }
+  int64_t strides[5][3];
+  int strided[5];
+  if (get_strides(&j, strides, strided)) goto fail;
+  const int paged = page > 1 || p->cache_layout == XATTN_CACHE_HEAD_MAJOR;
+  int64_t slots = -1;
+  if ((strided[3] || strided[4]) && get_int(&j, "cache_slots", NULL, 0, INT64_MAX / 2, &slots)) goto fail;
+
   /* tensors */
   const int kv_dt[] = {(int)xattn_case_npy_dtype(p->dtype), -1};
+  const int cache_dt[] = {(int)xattn_case_npy_dtype(xattn_is_fp8_dtype(p->cache_dtype) ? p->cache_dtype : p->dtype), -1};
   const int idx_dt[] = {NPY_I4, NPY_I8, -1};
   const int f4_dt[] = {NPY_F4, -1};
   const int b1_dt[] = {NPY_B1, -1};
@@ -352,21 +508,42 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
   const char *const tok_names_v[] = {"T", "heads_kv", "head_dim_v"};
   const char *const slot_names_k[] = {"slots", "heads_kv", "head_dim"};
   const char *const slot_names_v[] = {"slots", "heads_kv", "head_dim_v"};
+  const char *const tm_names_k[] = {"blocks", "page_size", "heads_kv", "head_dim"};
+  const char *const tm_names_v[] = {"blocks", "page_size", "heads_kv", "head_dim_v"};
+  const char *const hm_names_k[] = {"blocks", "heads_kv", "page_size", "head_dim"};
+  const char *const hm_names_v[] = {"blocks", "heads_kv", "page_size", "head_dim_v"};
   const char *const table_names[] = {"max_reqs", "max_ctx"};
   const char *const batch_names[] = {"B"};
   const char *const sink_names[] = {"heads_q"};
   const char *const tree_names[] = {"B", "max_E", "max_E"};
   int64_t sq[3] = {T, hq, d}, sk[3] = {T, hkv, d}, sv[3] = {T, hkv, dv};
-  if ((st = load_npy(dir, "q", kv_dt, 3, sq, tok_names_q, &c->q, err, errlen)) ||
-      (st = load_npy(dir, "k_ext", kv_dt, 3, sk, tok_names_k, &c->k_ext, err, errlen)) ||
-      (st = load_npy(dir, "v_ext", kv_dt, 3, sv, tok_names_v, &c->v_ext, err, errlen)))
+  /* cross mode never reads k_ext / v_ext: the files may be absent */
+  const int ext_files = p->mode != XATTN_MODE_CROSS || file_exists(dir, "k_ext") || file_exists(dir, "v_ext");
+  if ((st = load_view(dir, "q", kv_dt, 3, sq, tok_names_q, strided[0], strides[0], &c->q, err, errlen)) ||
+      (ext_files && (st = load_view(dir, "k_ext", kv_dt, 3, sk, tok_names_k, strided[1], strides[1], &c->k_ext, err, errlen))) ||
+      (ext_files && (st = load_view(dir, "v_ext", kv_dt, 3, sv, tok_names_v, strided[2], strides[2], &c->v_ext, err, errlen))))
     goto fail;
-  int64_t ck[3] = {-1, hkv, d};
-  if ((st = load_npy(dir, "k_cache", kv_dt, 3, ck, slot_names_k, &c->k_cache, err, errlen)))
+  const int hm = p->cache_layout == XATTN_CACHE_HEAD_MAJOR;
+  int64_t ck3[3] = {slots, hkv, d}, ck4[4] = {slots, hm ? hkv : page, hm ? page : hkv, d};
+  if ((st = load_view(dir, "k_cache", cache_dt, paged ? 4 : 3, paged ? ck4 : ck3,
+                      paged ? (hm ? hm_names_k : tm_names_k) : slot_names_k, strided[3], strides[3], &c->k_cache,
+                      err, errlen)))
     goto fail;
-  int64_t cv[3] = {c->k_cache.shape[0], hkv, dv};
-  if ((st = load_npy(dir, "v_cache", kv_dt, 3, cv, slot_names_v, &c->v_cache, err, errlen)))
+  if (slots < 0) slots = c->k_cache.shape[0];
+  int64_t cv3[3] = {slots, hkv, dv}, cv4[4] = {slots, hm ? hkv : page, hm ? page : hkv, dv};
+  if ((st = load_view(dir, "v_cache", cache_dt, paged ? 4 : 3, paged ? cv4 : cv3,
+                      paged ? (hm ? hm_names_v : tm_names_v) : slot_names_v, strided[4], strides[4], &c->v_cache,
+                      err, errlen)))
     goto fail;
+  if (has_kv_scales) { /* [cache tokens, heads_kv]: tokens = slots, or blocks x page_size */
+    const char *const scale_names[] = {"cache tokens", "heads_kv"};
+    int64_t ss[2] = {slots * page, hkv};
+    if ((st = load_npy(dir, "k_scales", f4_dt, 2, ss, scale_names, &c->k_scales, err, errlen)) ||
+        (st = load_npy(dir, "v_scales", f4_dt, 2, ss, scale_names, &c->v_scales, err, errlen)))
+      goto fail;
+    p->k_scales = c->k_scales.data;
+    p->v_scales = c->v_scales.data;
+  }
   int64_t tt[2] = {-1, -1}, ri[1] = {B};
   if ((st = load_npy(dir, "req_to_token", idx_dt, 2, tt, table_names, &c->req_to_token, err,
                      errlen)) ||
@@ -401,13 +578,15 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
     p->tree_max_extend = (int32_t)c->tree_mask.shape[1];
   }
 
-  /* tensors are dense C-order arrays: strides follow from the shapes */
-  p->q = (xattn_tensor){c->q.data, hq * d, d};
-  p->k_ext = (xattn_tensor){c->k_ext.data, hkv * d, d};
-  p->v_ext = (xattn_tensor){c->v_ext.data, hkv * dv, dv};
-  p->k_cache = (xattn_tensor){c->k_cache.data, hkv * d, d};
-  p->v_cache = (xattn_tensor){c->v_cache.data, hkv * dv, dv};
-  p->cache_slots = c->k_cache.shape[0];
+  /* dense C-order arrays unless case.json gives strides (elements) */
+  p->q = dense_or_strided(c->q.data, hq * d, d, strided[0], strides[0]);
+  p->k_ext = dense_or_strided(c->k_ext.data, hkv * d, d, strided[1], strides[1]);
+  p->v_ext = dense_or_strided(c->v_ext.data, hkv * dv, dv, strided[2], strides[2]);
+  p->k_cache = dense_or_strided(c->k_cache.data, hm ? d : hkv * d, hm ? page * d : d, strided[3], strides[3]);
+  p->v_cache = dense_or_strided(c->v_cache.data, hm ? dv : hkv * dv, hm ? page * dv : dv, strided[4], strides[4]);
+  if (strided[3]) p->k_cache_block_stride = strides[3][2];
+  if (strided[4]) p->v_cache_block_stride = strides[4][2];
+  p->cache_slots = slots;
   p->o = NULL;
   p->o_token_stride = hq * dv;
   p->o_head_stride = dv;
@@ -416,11 +595,7 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
   p->max_reqs = c->req_to_token.shape[0];
   p->max_ctx = c->req_to_token.shape[1];
   c->req_index = malloc((size_t)(B ? B : 1) * sizeof *c->req_index);
-  if (!c->req_index) {
-    st = XATTN_ERR_NOMEM;
-    err_line(err, errlen, "%s: out of memory", dir);
-    goto fail;
-  }
+  if (!c->req_index) goto oom;
   for (int64_t b = 0; b < B; ++b)
     c->req_index[b] = c->req_index_file.dtype == NPY_I8 ? ((const int64_t *)c->req_index_file.data)[b]
                                                         : ((const int32_t *)c->req_index_file.data)[b];
@@ -437,10 +612,15 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
     err_line(err, errlen, "%s: %s", dir, xattn_last_error());
     goto fail;
   }
+  st = XATTN_ERR_SHAPE;
+  if (check_extents(c, p, dir, strided, err, errlen)) goto fail;
   cJSON_Delete(root);
   free(text);
   free(jpath);
   return XATTN_OK;
+oom:
+  st = XATTN_ERR_NOMEM;
+  err_line(err, errlen, "%s: out of memory", dir);
 fail:
   cJSON_Delete(root);
   free(text);
@@ -455,8 +635,10 @@ void xattn_case_free(xattn_case *c) {
   free(c->extend_lens);
   free(c->encoder_lens);
   free(c->req_index);
+  free(c->req_start_col);
   npy_array *arrays[] = {&c->q, &c->k_ext, &c->v_ext, &c->k_cache, &c->v_cache,
-                         &c->req_to_token, &c->req_index_file, &c->sinks, &c->tree_mask};
+                         &c->req_to_token, &c->req_index_file, &c->sinks, &c->tree_mask,
+                         &c->k_scales, &c->v_scales};
   for (size_t i = 0; i < sizeof arrays / sizeof *arrays; ++i) npy_free(arrays[i]);
   memset(c, 0, sizeof *c);
 }
@@ -481,6 +663,26 @@ static void *dense_rows(const xattn_tensor *v, const int64_t *rows, int64_t n, i
       memcpy(out + (size_t)r * row_bytes + (size_t)h * (size_t)dim * es,
              (const char *)v->data + (size_t)(rows[r] * v->token_stride + h * v->head_stride) * es,
              (size_t)dim * es);
+  return out;
+}
+
+/* Dense copy of a paged cache tensor in its layout: [blocks, page, heads, dim]
+ * (token-major) or [blocks, heads, page, dim] (head-major). */
+static void *dense_blocks(const xattn_problem *p, int v, int dim, size_t es) {
+  const xattn_tensor *t = v ? &p->v_cache : &p->k_cache;
+  const int64_t page = p->page_size > 1 ? p->page_size : 1, heads = p->heads_kv, blocks = p->cache_slots;
+  int64_t bs = v ? p->v_cache_block_stride : p->k_cache_block_stride;
+  if (bs <= 0) bs = p->cache_layout == XATTN_CACHE_HEAD_MAJOR ? heads * t->head_stride : page * t->token_stride;
+  const size_t row = (size_t)dim * es;
+  char *out = calloc((size_t)(blocks ? blocks : 1) * (size_t)page * (size_t)heads, row ? row : 1);
+  if (!out || !t->data) return out;
+  char *dst = out;
+  for (int64_t blk = 0; blk < blocks; ++blk)
+    for (int64_t a = 0; a < (p->cache_layout == XATTN_CACHE_HEAD_MAJOR ? heads : page); ++a)
+      for (int64_t c = 0; c < (p->cache_layout == XATTN_CACHE_HEAD_MAJOR ? page : heads); ++c, dst += row) {
+        const int64_t i = p->cache_layout == XATTN_CACHE_HEAD_MAJOR ? c : a, h = p->cache_layout == XATTN_CACHE_HEAD_MAJOR ? a : c;
+        memcpy(dst, (const char *)t->data + (size_t)(blk * bs + i * t->token_stride + h * t->head_stride) * es, row);
+      }
   return out;
 }
 
@@ -510,6 +712,9 @@ xattn_status xattn_case_save(const char *dir, const xattn_problem *p, char *err,
   const int B = p->batch, hq = p->heads_q, hkv = p->heads_kv, d = p->head_dim, dv = p->head_dim_v;
   const size_t es = xattn_dtype_size(p->dtype);
   const npy_dtype nt = xattn_case_npy_dtype(p->dtype);
+  const int fp8 = xattn_is_fp8_dtype(p->cache_dtype);
+  const size_t ces = fp8 ? 1 : es; /* cache element size */
+  const npy_dtype cnt = fp8 ? NPY_U1 : nt;
   int64_t T = 0;
   for (int b = 0; b < B; ++b) T += p->extend_lens[b];
   /* source rows of the packed extend tokens; all cache slots in order */
@@ -532,18 +737,26 @@ xattn_status xattn_case_save(const char *dir, const xattn_problem *p, char *err,
   bufs[0] = dense_rows(&p->q, rows, T, hq, d, es);
   bufs[1] = dense_rows(&p->k_ext, rows, T, hkv, d, es);
   bufs[2] = dense_rows(&p->v_ext, rows, T, hkv, dv, es);
-  bufs[3] = dense_rows(&p->k_cache, slots, slots_n, hkv, d, es);
-  bufs[4] = dense_rows(&p->v_cache, slots, slots_n, hkv, dv, es);
+  const int paged = p->page_size > 1 || p->cache_layout == XATTN_CACHE_HEAD_MAJOR || p->k_cache_block_stride > 0 ||
+                    p->v_cache_block_stride > 0;
+  const int64_t page = p->page_size > 1 ? p->page_size : 1, hm = p->cache_layout == XATTN_CACHE_HEAD_MAJOR;
+  bufs[3] = paged ? dense_blocks(p, 0, d, ces) : dense_rows(&p->k_cache, slots, slots_n, hkv, d, ces);
+  bufs[4] = paged ? dense_blocks(p, 1, dv, ces) : dense_rows(&p->v_cache, slots, slots_n, hkv, dv, ces);
   for (int i = 0; i < 5; ++i)
     if (!bufs[i]) goto out;
   st = XATTN_ERR_IO;
   int64_t sq[3] = {T, hq, d}, sk[3] = {T, hkv, d}, sv[3] = {T, hkv, dv};
-  int64_t ck[3] = {slots_n, hkv, d}, cv[3] = {slots_n, hkv, dv}, sb[1] = {B};
+  int64_t ck[4] = {slots_n, hkv, d}, cv[4] = {slots_n, hkv, dv}, sb[1] = {B};
+  if (paged) {
+    int64_t k4[4] = {slots_n, hm ? hkv : page, hm ? page : hkv, d}, v4[4] = {slots_n, k4[1], k4[2], dv};
+    memcpy(ck, k4, sizeof k4);
+    memcpy(cv, v4, sizeof v4);
+  }
   if (save_npy(dir, "q", nt, 3, sq, bufs[0], err, errlen) ||
       save_npy(dir, "k_ext", nt, 3, sk, bufs[1], err, errlen) ||
       save_npy(dir, "v_ext", nt, 3, sv, bufs[2], err, errlen) ||
-      save_npy(dir, "k_cache", nt, 3, ck, bufs[3], err, errlen) ||
-      save_npy(dir, "v_cache", nt, 3, cv, bufs[4], err, errlen) ||
+      save_npy(dir, "k_cache", cnt, paged ? 4 : 3, ck, bufs[3], err, errlen) ||
+      save_npy(dir, "v_cache", cnt, paged ? 4 : 3, cv, bufs[4], err, errlen) ||
       save_npy(dir, "req_index", NPY_I8, 1, sb, req_index, err, errlen))
     goto out;
   if (p->req_to_token) {
@@ -560,6 +773,18 @@ xattn_status xattn_case_save(const char *dir, const xattn_problem *p, char *err,
     int64_t tt[2] = {1, ctx};
     bufs[5] = calloc((size_t)ctx, sizeof(int32_t));
     if (!bufs[5] || save_npy(dir, "req_to_token", NPY_I4, 2, tt, bufs[5], err, errlen)) goto out;
+  }
+  const int kv_scales = fp8 && p->k_scales && p->v_scales;
+  if (fp8 && !kv_scales && (p->k_scales || p->v_scales)) {
+    err_line(err, errlen, "%s: k_scales and v_scales: a case holds both or neither", dir);
+    st = XATTN_ERR_NULL;
+    goto out;
+  }
+  if (kv_scales) {
+    int64_t ss[2] = {slots_n * page, hkv};
+    if (save_npy(dir, "k_scales", NPY_F4, 2, ss, p->k_scales, err, errlen) ||
+        save_npy(dir, "v_scales", NPY_F4, 2, ss, p->v_scales, err, errlen))
+      goto out;
   }
   if (p->sinks) {
     int64_t sh[1] = {hq};
@@ -586,6 +811,20 @@ xattn_status xattn_case_save(const char *dir, const xattn_problem *p, char *err,
   if (p->mode == XATTN_MODE_CROSS)
     cJSON_AddItemToObject(root, "encoder_lens", cJSON_CreateIntArray(B ? p->encoder_lens : win, B));
   cJSON_AddBoolToObject(root, "has_sinks", p->sinks != NULL);
+  if (paged) {
+    cJSON_AddNumberToObject(root, "page_size", (double)page);
+    cJSON_AddStringToObject(root, "cache_layout", xattn_cache_layout_name(p->cache_layout));
+  }
+  if (fp8) {
+    cJSON_AddStringToObject(root, "cache_dtype", xattn_dtype_name(p->cache_dtype));
+    cJSON_AddNumberToObject(root, "k_scale", (double)p->k_scale);
+    cJSON_AddNumberToObject(root, "v_scale", (double)p->v_scale);
+    cJSON_AddBoolToObject(root, "has_kv_scales", kv_scales);
+  }
+  if (p->req_start_col && B > 0) {
+    cJSON *cols = cJSON_AddArrayToObject(root, "req_start_col");
+    for (int b = 0; b < B; ++b) cJSON_AddItemToArray(cols, cJSON_CreateNumber((double)p->req_start_col[b]));
+  }
   text = cJSON_Print(root);
   char *jpath = join(dir, "case.json"), *tmp = join(dir, "case.json.tmp");
   FILE *f = text && tmp ? fopen(tmp, "w") : NULL;

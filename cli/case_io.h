@@ -22,8 +22,8 @@ typedef struct xattn_case {
   int has_sinks;
   /* storage */
   int32_t *prefix_lens, *extend_lens, *encoder_lens;
-  int64_t *req_index;
-  npy_array q, k_ext, v_ext, k_cache, v_cache, req_to_token, req_index_file, sinks, tree_mask;
+  int64_t *req_index, *req_start_col;
+  npy_array q, k_ext, v_ext, k_cache, v_cache, req_to_token, req_index_file, sinks, tree_mask, k_scales, v_scales;
 } xattn_case;
 
 /* Loads dir/case.json and dir/<tensor>.npy. Returns XATTN_OK, or an error

@@ -57,6 +57,13 @@ def raw_npy(header, data=b"", version=(1, 0), pad=True):
     return b"\x93NUMPY" + bytes(version) + len(hb).to_bytes(2, "little") + hb + data
 
 
+def set_strides(d, name, value):
+    with open(os.path.join(d, "case.json")) as f:
+        strides = json.load(f)["strides"]
+    strides[name] = value
+    edit_json(d, strides=strides)
+
+
 def edit_json(d, **changes):
     p = os.path.join(d, "case.json")
     with open(p) as f:
@@ -90,6 +97,10 @@ def malformed(bindir, tmp):
         "cross": make_case.make_case(os.path.join(tmp, "base_cross"), "f16", "cross",
                                      prefix=[0, 3], extend=[2, 2], encoder=[5, 3],
                                      index_type="int64"),
+        "paged": make_case.make_case(os.path.join(tmp, "base_paged"), "f32", "causal", prefix=[9, 5],
+                                     extend=[2, 3], page_size=4, cache_layout="head_major", start_cols=True),
+        "strided": make_case.make_case(os.path.join(tmp, "base_strided"), "f32", "causal", prefix=[3, 2],
+                                       extend=[2, 3], page_size=2, strided=True),
     }
 
     def slot_table(d):
@@ -203,6 +214,20 @@ def malformed(bindir, tmp):
                                                         load(d, "req_index.npy").astype(np.float64)), "req_index.npy"),
         ("q.npy is a directory", "causal", lambda d: (os.remove(os.path.join(d, "q.npy")),
                                                       os.mkdir(os.path.join(d, "q.npy"))), "q.npy"),
+        # KV-cache storage keys
+        ("cache_layout unknown", "paged", lambda d: edit_json(d, cache_layout="diagonal"), "cache_layout"),
+        ("page_size 0", "paged", lambda d: edit_json(d, page_size=0), "page_size"),
+        ("paged cache with the wrong page", "paged", lambda d: edit_json(d, page_size=8), "k_cache.npy"),
+        ("req_start_col negative", "paged", lambda d: edit_json(d, req_start_col=[0, -1]), "req_start_col[1]"),
+        ("req_start_col wrong length", "paged", lambda d: edit_json(d, req_start_col=[0]), "req_start_col"),
+        ("req_start_col past the table", "paged", lambda d: edit_json(d, req_start_col=[0, 10 ** 6]), "prefix_lens[1]"),
+        ("strides unknown tensor", "strided", lambda d: set_strides(d, "o", [1, 1]), "strides"),
+        ("strides too few", "strided", lambda d: set_strides(d, "q", [64]), "strides.q"),
+        ("strided file too short", "strided", lambda d: np.save(os.path.join(d, "q.npy"), load(d, "q.npy")[:100]),
+         "q.npy"),
+        ("strided heads overlap", "strided", lambda d: set_strides(d, "q", [100, 3]), "q: strides"),
+        ("strided cache without cache_slots", "strided", lambda d: edit_json(d, cache_slots=None), "cache_slots"),
+        ("k_ext missing outside cross mode", "causal", lambda d: os.remove(os.path.join(d, "k_ext.npy")), "k_ext.npy"),
     ]
     for i, (name, b, mutate, want) in enumerate(cases):
         d = os.path.join(tmp, f"bad{i}")
@@ -243,6 +268,18 @@ def oracle(bindir, tmp):
              prefix=[33, 0], extend=[1, 17], window=(5, -1)),
         dict(dtype="f16", mode="tree", heads_q=2, heads_kv=2, head_dim=8, prefix=[0], extend=[6],
              window=(1, 1), tree_density=0.8),
+        # KV-cache storages: paged blocks in both layouts, table start columns, strides, no k_ext in cross
+        dict(dtype="bf16", mode="causal", prefix=[37, 0, 5], extend=[3, 6, 1], page_size=16,
+             start_cols=True),
+        dict(dtype="f32", mode="tree", prefix=[9, 20], extend=[4, 2], page_size=4, cache_layout="head_major",
+             start_cols=True, strided=True),
+        dict(dtype="f16", mode="causal", prefix=[6, 1], extend=[2, 5], strided=True, window=(3, -1)),
+        dict(dtype="f32", mode="cross", prefix=[0, 0], extend=[3, 2], encoder=[7, 4], start_cols=True,
+             no_ext=True),
+        # fp8 caches: tensor scales, per-token-per-head scales, paged
+        dict(dtype="bf16", mode="causal", prefix=[21, 3], extend=[2, 4], cache_dtype="e4m3fn", kv_scales=True),
+        dict(dtype="f32", mode="bidirectional", prefix=[17, 0], extend=[3, 5], cache_dtype="e5m2", page_size=8,
+             cache_layout="head_major", kv_scales=True, window=(6, 2)),
     ]
     runs = [[]] + [["--isa", i] for i in info["isas"]] + \
         [["--variant", v, "--layout", info["layouts"][k % len(info["layouts"])], "--threads", str(1 + k % 3)]

@@ -14,7 +14,9 @@
 
 #include "support/tproblem.h"
 
-enum base { BASE_CAUSAL, BASE_TREE, BASE_CROSS };
+/* BASE_PAGED: causal, blocks of 4 tokens, head-major, table start columns 1..4 */
+/* BASE_FP8: causal, e4m3fn cache with per-token-per-head scales */
+enum base { BASE_CAUSAL, BASE_TREE, BASE_CROSS, BASE_PAGED, BASE_FP8 };
 
 typedef enum kind {
   NULL_PROBLEM, NULL_PREFIX, NULL_EXTEND, NULL_REQ_INDEX, NULL_Q, NULL_K_EXT, NULL_V_EXT, NULL_O,
@@ -29,6 +31,9 @@ typedef enum kind {
   TOP_LEFT_TREE, TREE_NO_MASK, TREE_SMALL_MAX_EXTEND, CROSS_NO_ENCODER, START_OVERLAP,
   START_OUT_OF_RANGE, START_NEGATIVE, SCALE_NAN, CAP_NEG, CAP_INF, SINK_NAN,
   OPT_VARIANT, OPT_LAYOUT, OPT_ISA,
+  PAGE_NEG, BAD_CACHE_LAYOUT, BLOCK_HIGH, BLOCK_NEG, BLOCK_STRIDE_OVERLAP, BLOCK_STRIDE_NEG,
+  START_COL_NEG, START_COL_PAST_CTX, PAGED_IN_BLOCK_OVERLAP, UNUSED_BLOCK_GARBAGE,
+  FP8_AS_DTYPE, CACHE_DTYPE_MISMATCH, K_SCALE_NAN, V_SCALE_INF, K_SCALES_NAN_READ, V_SCALES_NAN_UNREAD,
 } kind;
 
 typedef struct bad_case {
@@ -104,6 +109,22 @@ static const bad_case cases[] = {
     {OPT_VARIANT, "options.variant 7x9", BASE_CAUSAL, {S(UNSUPPORTED), S(UNSUPPORTED)}, "variant"},
     {OPT_LAYOUT, "options.layout diagonal", BASE_CAUSAL, {S(UNSUPPORTED), S(UNSUPPORTED)}, "layout"},
     {OPT_ISA, "options.isa z80", BASE_CAUSAL, {S(UNSUPPORTED), S(UNSUPPORTED)}, "isa"},
+    {PAGE_NEG, "page_size -1", BASE_PAGED, {S(SHAPE), S(SHAPE)}, "page_size"},
+    {BAD_CACHE_LAYOUT, "cache_layout 7", BASE_PAGED, {S(MODE), S(MODE)}, "cache_layout"},
+    {BLOCK_HIGH, "used block = cache_slots (paged)", BASE_PAGED, {S(INDEX), S(INDEX)}, "req_to_token"},
+    {BLOCK_NEG, "used block = -1 (paged)", BASE_PAGED, {S(INDEX), S(INDEX)}, "req_to_token"},
+    {BLOCK_STRIDE_OVERLAP, "k_cache_block_stride inside a block", BASE_PAGED, {S(STRIDE), S(STRIDE)}, "k_cache"},
+    {BLOCK_STRIDE_NEG, "v_cache_block_stride -1", BASE_PAGED, {S(STRIDE), S(STRIDE)}, "v_cache_block_stride"},
+    {START_COL_NEG, "req_start_col[0] -1", BASE_PAGED, {S(INDEX), S(INDEX)}, "req_start_col[0]"},
+    {START_COL_PAST_CTX, "req_start_col[0] past the table row", BASE_PAGED, {S(SHAPE), S(SHAPE)}, "prefix_lens[0]"},
+    {PAGED_IN_BLOCK_OVERLAP, "paged v_cache heads overlap tokens", BASE_PAGED, {S(STRIDE), S(STRIDE)}, "v_cache"},
+    {UNUSED_BLOCK_GARBAGE, "garbage in table entries no key spans (paged, valid)", BASE_PAGED, {XATTN_OK, XATTN_OK}, ""},
+    {FP8_AS_DTYPE, "dtype e4m3fn (cache only)", BASE_FP8, {S(DTYPE), S(DTYPE)}, "dtype"},
+    {CACHE_DTYPE_MISMATCH, "cache_dtype f16 with dtype f32", BASE_FP8, {S(DTYPE), S(DTYPE)}, "cache_dtype"},
+    {K_SCALE_NAN, "k_scale NaN", BASE_FP8, {S(SHAPE), S(SHAPE)}, "k_scale"},
+    {V_SCALE_INF, "v_scale inf", BASE_FP8, {S(SHAPE), S(SHAPE)}, "v_scale"},
+    {K_SCALES_NAN_READ, "k_scales NaN for a token read", BASE_FP8, {S(SHAPE), S(SHAPE)}, "k_scales["},
+    {V_SCALES_NAN_UNREAD, "v_scales NaN where no key maps (valid)", BASE_FP8, {XATTN_OK, XATTN_OK}, ""},
 };
 #undef S
 
@@ -195,6 +216,31 @@ static int apply(kind k, tproblem *tp, xattn_problem *p, xattn_options *o) {
     case OPT_VARIANT: o->variant = "7x9"; return 1;
     case OPT_LAYOUT: o->layout = "diagonal"; return 1;
     case OPT_ISA: o->isa = "z80"; return 1;
+    case PAGE_NEG: p->page_size = -1; break;
+    case BAD_CACHE_LAYOUT: p->cache_layout = (xattn_cache_layout)7; break;
+    /* paged base: request 2 (P = 6) starts at column 2: entries 0 and 1 (tokens 2..7) */
+    case BLOCK_HIGH: set_slot(tp, tp->req_index[2], 1, p->cache_slots); break;
+    case BLOCK_NEG: set_slot(tp, tp->req_index[2], 0, -1); break;
+    case BLOCK_STRIDE_OVERLAP: p->k_cache_block_stride = p->k_cache.head_stride; break;
+    case BLOCK_STRIDE_NEG: p->v_cache_block_stride = -1; break;
+    case START_COL_NEG: tp->start_col[0] = -1; break;
+    case START_COL_PAST_CTX: tp->start_col[0] = p->max_ctx * p->page_size; break;
+    case PAGED_IN_BLOCK_OVERLAP: p->v_cache.head_stride = p->v_cache.token_stride; break;
+    case FP8_AS_DTYPE: p->dtype = XATTN_E4M3FN; break;
+    case CACHE_DTYPE_MISMATCH: p->cache_dtype = XATTN_F16; break;
+    case K_SCALE_NAN: p->k_scale = NAN; break;
+    case V_SCALE_INF: p->v_scale = INFINITY; break;
+    case K_SCALES_NAN_READ: /* request 2's first key */
+      tp->kv_scales[(((const int32_t *)tp->table)[tp->req_index[2] * p->max_ctx]) * p->heads_kv + 1] = NAN;
+      break;
+    case V_SCALES_NAN_UNREAD: break; /* tp_build already leaves NaN scales on every unused token */
+    case UNUSED_BLOCK_GARBAGE: /* entries before and after the ones request b's keys span */
+      for (int b = 0; b < p->batch; ++b) {
+        int64_t first = tp->start_col[b] / p->page_size, last = (tp->start_col[b] + tp->prefix[b] - 1) / p->page_size;
+        for (int64_t e = 0; e < p->max_ctx; ++e)
+          if (tp->prefix[b] == 0 || e < first || e > last) set_slot(tp, tp->req_index[b], e, -987654321);
+      }
+      break;
   }
   return 0;
 }
@@ -231,7 +277,9 @@ int main(int argc, char **argv) {
     if (c->k == SLOT_HIGH_I64) s.idx64 = 1;
     xattn_mode mode = c->base == BASE_TREE ? XATTN_MODE_TREE : c->base == BASE_CROSS ? XATTN_MODE_CROSS : XATTN_MODE_CAUSAL;
     ran++;
-    tp_mask m = {XATTN_F32, mode, XATTN_ALIGN_BOTTOM_RIGHT, -1, -1};
+    tp_mask m = {XATTN_F32, mode, XATTN_ALIGN_BOTTOM_RIGHT, -1, -1, 0, XATTN_CACHE_TOKEN_MAJOR, 0, 0};
+    if (c->base == BASE_PAGED) m.page_size = 4, m.cache_layout = XATTN_CACHE_HEAD_MAJOR, m.start_cols = 1;
+    if (c->base == BASE_FP8) m.kv8 = XATTN_E4M3FN;
     tproblem tp;
     if (tp_build(&tp, &s, m, 7 + (uint64_t)i)) return 1;
     /* the untouched problem is valid: the reference of the valid rows */

@@ -14,6 +14,10 @@
  * large: long prefixes with short extends (P=700, E=3), E = 130 and 257, GQA 4:1,
  *   D/DV = 192/128 and 576/512, a batch of 8 mixed requests (3:1, cap); run under the smoke list (every variant, layout
  *   and kv_splits at least once) or a larger one.
+ * --page N (paged block table of N tokens per block), --cache token_major|head_major
+ * --start-cols 1 (keys start at columns 1..4 of the table rows) and --kv e4m3fn|e5m2
+ * (fp8 cache with a tensor scale and per-token-per-head scales) run every
+ * problem with that KV-cache storage instead of the slot table.
  * Failures print the problem and the run configuration, which reproduce it
  * (XATTN_TEST_ISA/_VARIANT/_LAYOUT/_THREADS narrow the run list).
  */
@@ -74,7 +78,7 @@ static double now_s(void) {
 
 static int usage(void) {
   fprintf(stderr, "usage: test_diff --modes LIST --shapes small|large --level full|reduced|smoke "
-                  "[--seed N]\n");
+                  "[--seed N] [--page N] [--cache token_major|head_major] [--start-cols 0|1] [--kv e4m3fn|e5m2]\n");
   return 2;
 }
 
@@ -82,6 +86,7 @@ int main(int argc, char **argv) {
   const char *modes_arg = "causal_br,causal_tl,bidirectional,cross,tree", *shapes_arg = "small";
   tp_level level = TP_LEVEL_FULL;
   uint64_t seed = 1;
+  tp_mask storage = {0}; /* the KV cache's storage for every problem (--page, --cache, --start-cols) */
   for (int i = 1; i < argc; ++i) {
     if (i + 1 >= argc) return usage();
     const char *v = argv[++i];
@@ -91,6 +96,16 @@ int main(int argc, char **argv) {
       shapes_arg = v;
     else if (!strcmp(argv[i - 1], "--seed"))
       seed = strtoull(v, NULL, 10);
+    else if (!strcmp(argv[i - 1], "--page"))
+      storage.page_size = atoi(v);
+    else if (!strcmp(argv[i - 1], "--cache")) {
+      if (xattn_cache_layout_parse(v, &storage.cache_layout)) return usage();
+    } else if (!strcmp(argv[i - 1], "--start-cols"))
+      storage.start_cols = atoi(v);
+    else if (!strcmp(argv[i - 1], "--kv")) {
+      if (xattn_dtype_parse(v, &storage.kv8) || (storage.kv8 != XATTN_E4M3FN && storage.kv8 != XATTN_E5M2))
+        return usage();
+    }
     else if (!strcmp(argv[i - 1], "--level")) {
       if (!strcmp(v, "full"))
         level = TP_LEVEL_FULL;
@@ -137,8 +152,12 @@ int main(int argc, char **argv) {
         for (int sh = 0; sh < nshapes; ++sh) {
           /* small shapes rotate with (window, dtype); large ones all run */
           if (!large && sh != (w + dt) % nshapes) continue;
-          tp_mask mask = {(xattn_dtype)dt, all_modes[m].mode, all_modes[m].align, wins[w][0],
-                          wins[w][1]};
+          tp_mask mask = storage;
+          mask.dtype = (xattn_dtype)dt;
+          mask.mode = all_modes[m].mode;
+          mask.align = all_modes[m].align;
+          mask.wl = wins[w][0];
+          mask.wr = wins[w][1];
           uint64_t pseed = seed * 1000003u + (uint64_t)((m * 16 + w) * 4 + dt) * 8 + (uint64_t)sh;
           tproblem tp;
           char desc[256], edesc[160], rdesc[400];

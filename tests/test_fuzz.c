@@ -92,11 +92,16 @@ int main(int argc, char **argv) {
     static const xattn_mode modes[] = {XATTN_MODE_CAUSAL, XATTN_MODE_CAUSAL, XATTN_MODE_BIDIRECTIONAL,
                                        XATTN_MODE_CROSS, XATTN_MODE_TREE};
     tp_mask m;
+    memset(&m, 0, sizeof m);
     m.mode = modes[pick(&r, 5)];
     m.align = m.mode == XATTN_MODE_CAUSAL && pick(&r, 3) == 0 ? XATTN_ALIGN_TOP_LEFT : XATTN_ALIGN_BOTTOM_RIGHT;
     m.dtype = (xattn_dtype)pick(&r, 3);
     m.wl = pick(&r, 2) ? -1 : pick(&r, 80);
     m.wr = pick(&r, 2) ? -1 : pick(&r, 20);
+    /* cache storage: slot table or pages of 1..20 tokens, either layout, table start columns */
+    m.page_size = pick(&r, 2) ? 0 : 1 + pick(&r, 20);
+    m.cache_layout = (xattn_cache_layout)pick(&r, 2);
+    m.start_cols = pick(&r, 2);
     tproblem tp;
     if (tp_build(&tp, &s, m, r)) return 1;
     char desc[256], shp[512];

@@ -31,7 +31,7 @@ static int g_nexec, g_nsmoke;
     }                                                      \
   } while (0)
 
-static const tp_mask M_CAUSAL = {XATTN_F32, XATTN_MODE_CAUSAL, XATTN_ALIGN_BOTTOM_RIGHT, -1, -1};
+static const tp_mask M_CAUSAL = {XATTN_F32, XATTN_MODE_CAUSAL, XATTN_ALIGN_BOTTOM_RIGHT, -1, -1, 0, 0, 0, 0};
 
 static tp_mask with(tp_mask m, xattn_dtype dt, xattn_mode mode, xattn_align al, int wl, int wr) {
   m.dtype = dt, m.mode = mode, m.align = al, m.wl = wl, m.wr = wr;
@@ -370,10 +370,10 @@ static void empty_rows_write_zeros(void) {
   /* tree rows whose mask row is empty and that have no prefix */
   tp_shape tree = {"tree_empty", 2, {0, 0}, {6, 0}, {0}, 2, 2, 8, 8, 0, 0, 0, 1, 0, 0, 0, 0.0};
   struct { const tp_shape *s; tp_mask m; } cases[] = {
-      {&cross, {0, XATTN_MODE_CROSS, 0, 0, 0}},
-      {&cross, {0, XATTN_MODE_CROSS, 0, -1, -1}},
-      {&tl, {0, XATTN_MODE_CAUSAL, XATTN_ALIGN_TOP_LEFT, 1, 0}},
-      {&tree, {0, XATTN_MODE_TREE, 0, -1, -1}},
+      {&cross, {0, XATTN_MODE_CROSS, 0, 0, 0, 0, 0, 0, 0}},
+      {&cross, {0, XATTN_MODE_CROSS, 0, -1, -1, 0, 0, 0, 0}},
+      {&tl, {0, XATTN_MODE_CAUSAL, XATTN_ALIGN_TOP_LEFT, 1, 0, 0, 0, 0, 0}},
+      {&tree, {0, XATTN_MODE_TREE, 0, -1, -1, 0, 0, 0, 0}},
   };
   for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c)
     for (int dt = 0; dt < 3; ++dt) {
@@ -643,6 +643,211 @@ static void concurrent_calls(void) {
   }
 }
 
+/* ---- paged_cache_bitwise_equals_slot_table -----------------------------------
+ * A token-major paged cache is the slot table with slot = block * page + i: the
+ * same call through both tables must give the same bits, on every ISA, variant
+ * and layout (and page_size 0 and 1 are the slot table itself). */
+static void paged_cache_bitwise_equals_slot_table(void) {
+  tp_shape s = {"paged", 3, {37, 0, 70}, {5, 12, 1}, {20, 9, 33}, 4, 2, 16, 16, 3, 0, 0, 1, 0, 0, 0, 0.5};
+  xattn_mode modes[] = {XATTN_MODE_CAUSAL, XATTN_MODE_CROSS};
+  for (int k = 0; k < 2; ++k)
+    for (int dt = 0; dt < 3; ++dt) {
+      tp_mask m = with(M_CAUSAL, (xattn_dtype)dt, modes[k], 0, -1, -1);
+      m.page_size = 16;
+      m.start_cols = 1;
+      tproblem tp;
+      build(&tp, &s, m, 401 + (uint64_t)(k * 3 + dt));
+      xattn_problem *p = &tp.p;
+      const int64_t page = p->page_size, cols = p->max_ctx * page;
+      int64_t *slots = malloc(sizeof *slots * (size_t)(p->max_reqs * cols));
+      if (!slots) exit(1);
+      for (int64_t r = 0; r < p->max_reqs; ++r)
+        for (int64_t c = 0; c < cols; ++c) {
+          int64_t e = r * p->max_ctx + c / page;
+          int64_t block = p->req_to_token_type == XATTN_I64 ? ((const int64_t *)p->req_to_token)[e]
+                                                            : ((const int32_t *)p->req_to_token)[e];
+          slots[r * cols + c] = block * page + c % page;
+        }
+      xattn_problem slot = *p;
+      slot.page_size = k; /* 0 and 1 both mean a slot table */
+      slot.req_to_token = slots;
+      slot.req_to_token_type = XATTN_I64;
+      slot.max_ctx = cols;
+      slot.cache_slots = p->cache_slots * page;
+      const size_t out_bytes = tp.o_bytes - 2 * tp.o_guard_bytes;
+      unsigned char *paged_out = malloc(out_bytes);
+      if (!paged_out) exit(1);
+      for (int i = 0; i < g_nsmoke; ++i) {
+        xattn_options o;
+        tp_exec_options(&g_smoke[i], &o);
+        tp_reset_output(&tp);
+        xattn_status st = xattn_extend_attention(p, &o);
+        memcpy(paged_out, p->o, out_bytes);
+        tp_reset_output(&tp);
+        xattn_status st2 = xattn_extend_attention(&slot, &o);
+        n_runs += 2;
+        char e[160];
+        tp_exec_describe(&g_smoke[i], e, sizeof e);
+        CHECK(st == XATTN_OK && st2 == XATTN_OK, "%s: %s", e, xattn_last_error());
+        CHECK(memcmp(paged_out, p->o, out_bytes) == 0, "%s %s dtype %s: paged and slot-table outputs differ", e,
+              xattn_mode_name(modes[k]), xattn_dtype_name((xattn_dtype)dt));
+        tp_result r = tp_check(&tp);
+        CHECK(tp_ok(&r), "%s: slot-table run disagrees with the reference", e);
+      }
+      free(paged_out);
+      free(slots);
+      tp_free(&tp);
+    }
+}
+
+/* ---- fp8_codes_decode_exactly --------------------------------------------------
+ * Every one of the 256 codes of both fp8 formats against a decode written
+ * differently: e5m2 is the top byte of an f16, e4m3fn from its fields in
+ * double; the landmarks by value (subnormals, e4m3fn max 448 and its NaNs,
+ * e5m2 infinities); and encoding a decoded code gives the code back. */
+static double e4m3fn_by_fields(int c) {
+  const int s = c >> 7, e = (c >> 3) & 15, m = c & 7;
+  if (e == 15 && m == 7) return NAN;
+  const double v = e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
+  return s ? -v : v;
+}
+
+static void fp8_codes_decode_exactly(void) {
+  int wrong[2] = {0, 0}, roundtrip[2] = {0, 0};
+  for (int c = 0; c < 256; ++c) {
+    const double want[2] = {e4m3fn_by_fields(c), xattn_f16_to_f32((uint16_t)(c << 8))};
+    const xattn_dtype t[2] = {XATTN_E4M3FN, XATTN_E5M2};
+    for (int k = 0; k < 2; ++k) {
+      const float got = xattn_fp8_to_f32((uint8_t)c, t[k]);
+      const int same = isnan(want[k]) ? isnan(got) : (double)got == want[k] && !signbit(got) == !signbit(want[k]);
+      if (!same && wrong[k]++ < 5) printf("     %s code 0x%02x: got %g, want %g\n", xattn_dtype_name(t[k]), c, (double)got, want[k]);
+      if (!isnan(got) && xattn_f32_to_fp8(got, t[k]) != c && roundtrip[k]++ < 5)
+        printf("     %s code 0x%02x: %g encodes to 0x%02x\n", xattn_dtype_name(t[k]), c, (double)got, xattn_f32_to_fp8(got, t[k]));
+    }
+  }
+  CHECK(!wrong[0] && !wrong[1], "decode: %d e4m3fn and %d e5m2 codes wrong", wrong[0], wrong[1]);
+  CHECK(!roundtrip[0] && !roundtrip[1], "encode(decode(c)) != c: %d e4m3fn, %d e5m2", roundtrip[0], roundtrip[1]);
+  CHECK(xattn_fp8_to_f32(0x7e, XATTN_E4M3FN) == 448.0f && xattn_fp8_to_f32(0xfe, XATTN_E4M3FN) == -448.0f, "e4m3fn max 448");
+  CHECK(isnan(xattn_fp8_to_f32(0x7f, XATTN_E4M3FN)) && isnan(xattn_fp8_to_f32(0xff, XATTN_E4M3FN)), "e4m3fn NaN codes");
+  CHECK(xattn_fp8_to_f32(0x01, XATTN_E4M3FN) == 0x1p-9f && xattn_fp8_to_f32(0x08, XATTN_E4M3FN) == 0x1p-6f, "e4m3fn subnormal/normal");
+  CHECK(xattn_fp8_to_f32(0x7c, XATTN_E5M2) == INFINITY && xattn_fp8_to_f32(0xfc, XATTN_E5M2) == -INFINITY, "e5m2 inf");
+  CHECK(isnan(xattn_fp8_to_f32(0x7d, XATTN_E5M2)) && xattn_fp8_to_f32(0x7b, XATTN_E5M2) == 57344.0f, "e5m2 NaN, max");
+  CHECK(xattn_fp8_to_f32(0x01, XATTN_E5M2) == 0x1p-16f, "e5m2 smallest subnormal");
+  CHECK(xattn_f32_to_fp8(464.0f, XATTN_E4M3FN) == 0x7f && xattn_f32_to_fp8(450.0f, XATTN_E4M3FN) == 0x7e,
+        "e4m3fn overflow: 450 -> 448, 464 -> NaN");
+  CHECK(xattn_f32_to_fp8(1e6f, XATTN_E5M2) == 0x7c && xattn_f32_to_fp8(0x1p-18f, XATTN_E5M2) == 0x00 &&
+            xattn_f32_to_fp8(0x1.8p-16f, XATTN_E5M2) == 0x02,
+        "e5m2: overflow to inf, underflow to 0, ties to even");
+}
+
+/* ---- fp8_codes_through_kernels ---------------------------------------------------
+ * Every finite code of both formats through the load path of every ISA, variant
+ * and layout: request b has one query and two encoder keys (cross mode).
+ *  V test: both keys' V rows hold code b, K zeros: o = decode(b) * v_scale exactly.
+ *  K test: key 0's K row holds code b, key 1's zeros, V = 1 and 0, q = e0:
+ *          o = sigmoid(decode(b) * k_scale), against the reference. */
+static void fp8_codes_through_kernels(void) {
+  const xattn_dtype fmts[2] = {XATTN_E4M3FN, XATTN_E5M2};
+  enum { D = 16 };
+  for (int f = 0; f < 2; ++f)
+    for (int dti = 0; dti < 2; ++dti)
+      for (int ktest = 0; ktest < 2; ++ktest) {
+        const xattn_dtype fmt = fmts[f], dt = dti ? XATTN_BF16 : XATTN_F32;
+        uint8_t codes[256];
+        int B = 0;
+        for (int c = 0; c < 256; ++c)
+          if (isfinite(xattn_fp8_to_f32((uint8_t)c, fmt))) codes[B++] = (uint8_t)c;
+        const size_t es = xattn_dtype_size(dt);
+        int32_t *zeros = calloc((size_t)B, sizeof(int32_t)), *enc = malloc(sizeof(int32_t) * (size_t)B);
+        int64_t *ridx = malloc(sizeof(int64_t) * (size_t)B);
+        int32_t *table = malloc(sizeof(int32_t) * (size_t)B * 2);
+        uint8_t *kc = calloc((size_t)B * 2 * D, 1), *vc = calloc((size_t)B * 2 * D, 1);
+        char *q = calloc((size_t)B * D, es), *o = calloc((size_t)B * D, es);
+        double *ref = malloc(sizeof(double) * (size_t)B * D);
+        if (!zeros || !enc || !ridx || !table || !kc || !vc || !q || !o || !ref) exit(1);
+        const uint8_t one = xattn_f32_to_fp8(1.0f, fmt);
+        for (int b = 0; b < B; ++b) {
+          enc[b] = 2;
+          ridx[b] = b;
+          table[2 * b] = 2 * b;
+          table[2 * b + 1] = 2 * b + 1;
+          if (dt == XATTN_F32) ((float *)q)[b * D] = 1.0f;
+          else ((uint16_t *)q)[b * D] = xattn_f32_to_bf16(1.0f);
+          for (int d = 0; d < D; ++d) {
+            if (ktest) {
+              kc[(2 * b) * D + d] = codes[b];
+              vc[(2 * b) * D + d] = one;
+            } else {
+              vc[(2 * b) * D + d] = vc[(2 * b + 1) * D + d] = codes[b];
+            }
+          }
+        }
+        xattn_problem p;
+        xattn_problem_init(&p);
+        p.batch = B;
+        p.prefix_lens = zeros;
+        p.extend_lens = enc; /* one query each: enc holds 2s, so use a separate array below */
+        int32_t *ones = malloc(sizeof(int32_t) * (size_t)B);
+        if (!ones) exit(1);
+        for (int b = 0; b < B; ++b) ones[b] = 1;
+        p.extend_lens = ones;
+        p.encoder_lens = enc;
+        p.total_tokens = B;
+        p.heads_q = p.heads_kv = 1;
+        p.head_dim = p.head_dim_v = D;
+        p.dtype = dt;
+        p.scale = 1.0f;
+        p.mode = XATTN_MODE_CROSS;
+        p.q = (xattn_tensor){q, D, D};
+        p.k_cache = (xattn_tensor){kc, D, D};
+        p.v_cache = (xattn_tensor){vc, D, D};
+        p.cache_slots = 2 * B;
+        p.cache_dtype = fmt;
+        p.k_scale = 0.25f;
+        p.v_scale = 0.5f;
+        p.o = o;
+        p.o_token_stride = p.o_head_stride = D;
+        p.req_to_token = table;
+        p.max_reqs = B;
+        p.max_ctx = 2;
+        p.req_index = ridx;
+        CHECK(xattn_reference(&p, ref) == XATTN_OK, "reference: %s", xattn_last_error());
+        int bad_runs = 0;
+        for (int i = 0; i < g_nsmoke; ++i) {
+          xattn_options opt;
+          tp_exec_options(&g_smoke[i], &opt);
+          memset(o, 0x7f, (size_t)B * D * es);
+          xattn_status st = xattn_extend_attention(&p, &opt);
+          n_runs++;
+          int wrong = st != XATTN_OK;
+          for (int b = 0; !wrong && b < B; ++b)
+            for (int d = 0; d < D; ++d) {
+              const double got = dt == XATTN_F32 ? ((float *)o)[b * D + d] : xattn_bf16_to_f32(((uint16_t *)o)[b * D + d]);
+              double want = ref[b * D + d];
+              if (!ktest) { /* exact: the kernel's own f32 decode times the scale, in the output dtype */
+                const float x = xattn_fp8_to_f32(codes[b], fmt) * 0.5f;
+                want = dt == XATTN_F32 ? x : xattn_bf16_to_f32(xattn_f32_to_bf16(x));
+              }
+              const double tol = ktest ? (dt == XATTN_F32 ? 1e-5 : 1e-2) * (1 + fabs(want)) : 0.0;
+              if (!(fabs(got - want) <= tol)) {
+                if (!wrong) {
+                  char e[160];
+                  tp_exec_describe(&g_smoke[i], e, sizeof e);
+                  printf("     %s %s %s test, code 0x%02x: got %.9g want %.9g (%s)\n", xattn_dtype_name(fmt),
+                         xattn_dtype_name(dt), ktest ? "K" : "V", codes[b], got, want, e);
+                }
+                wrong = 1;
+                break;
+              }
+            }
+          bad_runs += wrong;
+        }
+        CHECK(bad_runs == 0, "%s cache, %s, %s test: %d of %d runs wrong", xattn_dtype_name(fmt), xattn_dtype_name(dt),
+              ktest ? "K" : "V", bad_runs, g_nsmoke);
+        free(zeros), free(enc), free(ridx), free(table), free(kc), free(vc), free(q), free(o), free(ref), free(ones);
+      }
+}
+
 /* ---- resolve_reports_running_isa --------------------------------------------
  * An ISA with bf16 code only (amx, avx512bf16) runs f32/f16 problems with the
  * avx512 kernels; what xattn_resolve reports (and so what bench rows and config
@@ -731,7 +936,8 @@ static const struct {
     T(causal_vs_bidirectional_differ_where_masked), T(empty_rows_write_zeros),
     T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan),
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
-    T(resolve_reports_running_isa), T(decode_split_merge_exact),
+    T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
+    T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(decode_split_merge_exact),
 #undef T
 };
 

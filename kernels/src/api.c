@@ -16,6 +16,10 @@ void xattn_problem_init(xattn_problem *p) {
   p->window_left = -1;
   p->window_right = -1;
   p->scale = 1.0f;
+  p->page_size = 1;
+  p->cache_dtype = XATTN_DTYPE_SAME;
+  p->k_scale = p->v_scale = 1.0f;
+  p->cache_layout = XATTN_CACHE_TOKEN_MAJOR;
 }
 
 void xattn_options_init(xattn_options *o) {

@@ -30,3 +30,16 @@ int xattn_mode_parse(const char *name, xattn_mode *m) {
     if (strcmp(name, mode_names[i]) == 0) { *m = (xattn_mode)i; return 0; }
   return -1;
 }
+
+static const char *const cache_layout_names[] = {"token_major", "head_major"};
+
+const char *xattn_cache_layout_name(xattn_cache_layout l) {
+  return (unsigned)l < sizeof cache_layout_names / sizeof cache_layout_names[0] ? cache_layout_names[l] : "?";
+}
+
+int xattn_cache_layout_parse(const char *name, xattn_cache_layout *l) {
+  if (!name) return -1;
+  for (unsigned i = 0; i < sizeof cache_layout_names / sizeof cache_layout_names[0]; i++)
+    if (strcmp(name, cache_layout_names[i]) == 0) { *l = (xattn_cache_layout)i; return 0; }
+  return -1;
+}

@@ -3,24 +3,23 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "internal/cache.h"
 #include "internal/error.h"
 #include "internal/validate.h"
 
-/* Element d of a [rows, heads, dim] tensor as a double. */
-static double load(const xattn_problem *p, const xattn_tensor *t, int64_t row, int64_t head, int64_t d) {
-  int64_t at = row * t->token_stride + head * t->head_stride + d;
+/* Element `at` (in elements) of tensor data of the problem's dtype, as a double. */
+static double load_at(const xattn_problem *p, const void *data, int64_t at) {
   switch (p->dtype) {
-    case XATTN_F32: return ((const float *)t->data)[at];
-    case XATTN_BF16: return xattn_bf16_to_f32(((const uint16_t *)t->data)[at]);
-    case XATTN_F16: return xattn_f16_to_f32(((const uint16_t *)t->data)[at]);
+    case XATTN_F32: return ((const float *)data)[at];
+    case XATTN_BF16: return xattn_bf16_to_f32(((const uint16_t *)data)[at]);
+    case XATTN_F16: return xattn_f16_to_f32(((const uint16_t *)data)[at]);
+    default: return NAN; /* validation admits f32, bf16 and f16 only */
   }
-  return NAN;
 }
 
-static int64_t cache_slot(const xattn_problem *p, int32_t b, int64_t j) {
-  int64_t at = p->req_index[b] * p->max_ctx + j;
-  return p->req_to_token_type == XATTN_I32 ? ((const int32_t *)p->req_to_token)[at]
-                                           : ((const int64_t *)p->req_to_token)[at];
+/* Element d of a [rows, heads, dim] tensor as a double. */
+static double load(const xattn_problem *p, const xattn_tensor *t, int64_t row, int64_t head, int64_t d) {
+  return load_at(p, t->data, row * t->token_stride + head * t->head_stride + d);
 }
 
 /* Number of keys request b has: its encoder tokens in cross mode, else S_b. */
@@ -48,15 +47,22 @@ static int visible(const xattn_problem *p, int32_t b, int64_t i, int64_t j) {
   return ok;
 }
 
-/* Key/value j of request b: from the cache through the token table (prefix and
- * encoder keys) or from the extend tensors. */
-static void key_source(const xattn_problem *p, int32_t b, int64_t j, int64_t row0,
-                       const xattn_tensor **k, const xattn_tensor **v, int64_t *row) {
+/* Key/value j of request b, KV head kvh, element d: from the cache through the
+ * token table (prefix and encoder keys; slots or paged blocks, internal/cache.h)
+ * or from the extend tensors. v: 0 for the key, 1 for the value. */
+static double key_elem(const xattn_problem *p, int32_t b, int64_t j, int64_t row0, int64_t kvh, int v,
+                       int64_t d) {
   if (p->mode == XATTN_MODE_CROSS || j < p->prefix_lens[b]) {
-    *k = &p->k_cache; *v = &p->v_cache; *row = cache_slot(p, b, j);
-  } else {
-    *k = &p->k_ext; *v = &p->v_ext; *row = row0 + (j - p->prefix_lens[b]);
+    const void *data = v ? p->v_cache.data : p->k_cache.data;
+    const int64_t at = xattn_cache_offset(p, b, j, (int)kvh, v) + d;
+    if (xattn_cache_dtype(p) == p->dtype) return load_at(p, data, at);
+    /* fp8: the code's exact value times the tensor scale and the token's scale */
+    const float *per = v ? p->v_scales : p->k_scales;
+    double x = xattn_fp8_to_f32(((const uint8_t *)data)[at], p->cache_dtype) * (double)(v ? p->v_scale : p->k_scale);
+    if (per) x *= per[xattn_cache_token(p, b, j) * p->heads_kv + kvh];
+    return x;
   }
+  return load(p, v ? &p->v_ext : &p->k_ext, row0 + (j - p->prefix_lens[b]), kvh, d);
 }
 
 xattn_status xattn_reference(const xattn_problem *p, double *out) {
@@ -79,11 +85,8 @@ xattn_status xattn_reference(const xattn_problem *p, double *out) {
         for (int64_t j = 0; j < S; j++) {
           score[j] = -INFINITY;
           if (!visible(p, b, i, j)) continue;
-          const xattn_tensor *k, *v;
-          int64_t row;
-          key_source(p, b, j, row0, &k, &v, &row);
           double dot = 0;
-          for (int64_t d = 0; d < D; d++) dot += load(p, &p->q, row0 + i, h, d) * load(p, k, row, kvh, d);
+          for (int64_t d = 0; d < D; d++) dot += load(p, &p->q, row0 + i, h, d) * key_elem(p, b, j, row0, kvh, 0, d);
           double sc = p->scale * dot;
           if (p->logit_cap > 0) sc = p->logit_cap * tanh(sc / p->logit_cap);
           score[j] = sc;
@@ -95,12 +98,9 @@ xattn_status xattn_reference(const xattn_problem *p, double *out) {
         double denom = p->sinks ? exp(p->sinks[h] - m) : 0;
         for (int64_t j = 0; j < S; j++) {
           if (score[j] == -INFINITY) continue;
-          const xattn_tensor *k, *v;
-          int64_t row;
-          key_source(p, b, j, row0, &k, &v, &row);
           double w = exp(score[j] - m);
           denom += w;
-          for (int64_t d = 0; d < DV; d++) o[d] += w * load(p, v, row, kvh, d);
+          for (int64_t d = 0; d < DV; d++) o[d] += w * key_elem(p, b, j, row0, kvh, 1, d);
         }
         for (int64_t d = 0; d < DV; d++) o[d] /= denom;
       }

@@ -5,7 +5,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "internal/cache.h"
 #include "internal/error.h"
+#include "internal/fp8.h"
 #include "internal/validate.h"
 
 #define XATTN_MAX_HEAD_DIM 1024
@@ -80,8 +82,10 @@ static xattn_status check_rows(const xattn_problem *p) {
   return XATTN_OK;
 }
 
-/* Every slot the call will read must index the cache. */
+/* Every slot (or block) the call will read must index the cache. */
 static xattn_status check_token_table(const xattn_problem *p) {
+  const int64_t page = xattn_page(p);
+  const char *what = page > 1 ? "block" : "slot";
   for (int32_t b = 0; b < p->batch; b++) {
     if (!reads_cache_keys(p, b)) continue;
     int64_t r = p->req_index[b];
@@ -89,16 +93,49 @@ static xattn_status check_token_table(const xattn_problem *p) {
       return xattn_fail(XATTN_ERR_INDEX, "req_index[%d]: %lld outside 0..%lld", b, (long long)r,
                         (long long)p->max_reqs - 1);
     int64_t keys = p->mode == XATTN_MODE_CROSS ? p->encoder_lens[b] : p->prefix_lens[b];
-    for (int64_t j = 0; j < keys; j++) {
-      int64_t at = r * p->max_ctx + j;
-      int64_t slot = p->req_to_token_type == XATTN_I32 ? ((const int32_t *)p->req_to_token)[at]
-                                                       : ((const int64_t *)p->req_to_token)[at];
-      if (slot < 0 || slot >= p->cache_slots)
-        return xattn_fail(XATTN_ERR_INDEX, "req_to_token[%lld][%lld]: slot %lld outside 0..%lld",
-                          (long long)r, (long long)j, (long long)slot, (long long)p->cache_slots - 1);
+    int64_t first = xattn_table_col(p, b, 0) / page, last = xattn_table_col(p, b, keys - 1) / page;
+    for (int64_t e = first; e <= last; e++) {
+      int64_t entry = xattn_table_entry(p, b, e);
+      if (entry < 0 || entry >= p->cache_slots)
+        return xattn_fail(XATTN_ERR_INDEX, "req_to_token[%lld][%lld]: %s %lld outside 0..%lld",
+                          (long long)r, (long long)e, what, (long long)entry, (long long)p->cache_slots - 1);
     }
+    if (xattn_is_fp8(p->cache_dtype) && (p->k_scales || p->v_scales)) /* the scales the call reads */
+      for (int64_t j = 0; j < keys; j++)
+        for (int h = 0; h < p->heads_kv; h++) {
+          const int64_t t = xattn_cache_token(p, b, j);
+          for (int v = 0; v < 2; v++) {
+            const float *per = v ? p->v_scales : p->k_scales;
+            if (per && !isfinite(per[t * p->heads_kv + h]))
+              return xattn_fail(XATTN_ERR_SHAPE, "%s[%lld]: not finite (token %lld, head %d)", v ? "v_scales" : "k_scales",
+                                (long long)(t * p->heads_kv + h), (long long)t, h);
+          }
+        }
   }
   return XATTN_OK;
+}
+
+/* A paged cache tensor: blocks x [page, heads, dim] with the in-block strides
+ * of t and block stride bs; blocks must not overlap each other. */
+static xattn_status check_paged_view(const char *name, const xattn_problem *p, int v, int64_t dim) {
+  const xattn_tensor *t = v ? &p->v_cache : &p->k_cache;
+  const int64_t page = xattn_page(p), bs = xattn_block_stride(p, v), blocks = p->cache_slots;
+  xattn_status s = check_view(name, page, p->heads_kv, dim, t->token_stride, t->head_stride);
+  if (s || blocks <= 0) return s;
+  /* check_view proved the block's extent fits in int64 */
+  const int64_t extent = (page - 1) * t->token_stride + (p->heads_kv - 1) * t->head_stride + dim;
+  int64_t last;
+  if (blocks > 1 && bs < extent)
+    return xattn_fail(XATTN_ERR_STRIDE, "%s: block stride %lld is less than a block's extent %lld (blocks overlap)",
+                      name, (long long)bs, (long long)extent);
+  if (__builtin_mul_overflow(blocks - 1, bs, &last) || __builtin_add_overflow(last, extent, &last))
+    return xattn_fail(XATTN_ERR_STRIDE, "%s: extent overflows int64", name);
+  return XATTN_OK;
+}
+
+static int is_slot_table(const xattn_problem *p) {
+  return xattn_page(p) == 1 && p->cache_layout == XATTN_CACHE_TOKEN_MAJOR && p->k_cache_block_stride <= 0 &&
+         p->v_cache_block_stride <= 0;
 }
 
 /* check_output = 0 for the reference, which writes its own dense array. */
@@ -107,7 +144,15 @@ xattn_status xattn_validate_inputs(const xattn_problem *p, int check_output) {
   xattn_clear_error();
   if (!p) return xattn_fail(XATTN_ERR_NULL, "problem: NULL");
   if (p->batch < 0) return xattn_fail(XATTN_ERR_SHAPE, "batch: negative (%d)", p->batch);
+  if (p->dtype == XATTN_E4M3FN || p->dtype == XATTN_E5M2)
+    return xattn_fail(XATTN_ERR_DTYPE, "dtype: %s is a KV-cache format (cache_dtype); q, k_ext, v_ext and o are f32, bf16 or f16",
+                      xattn_dtype_name(p->dtype));
   if ((unsigned)p->dtype > XATTN_F16) return xattn_fail(XATTN_ERR_DTYPE, "dtype: unknown value %d", (int)p->dtype);
+  if (p->cache_dtype != XATTN_DTYPE_SAME && p->cache_dtype != p->dtype && !xattn_is_fp8(p->cache_dtype))
+    return xattn_fail(XATTN_ERR_DTYPE, "cache_dtype: %s with dtype %s (want same, %s, e4m3fn or e5m2)",
+                      xattn_dtype_name(p->cache_dtype), xattn_dtype_name(p->dtype), xattn_dtype_name(p->dtype));
+  if (xattn_is_fp8(p->cache_dtype) && (!isfinite(p->k_scale) || !isfinite(p->v_scale)))
+    return xattn_fail(XATTN_ERR_SHAPE, "%s: not finite", isfinite(p->k_scale) ? "v_scale" : "k_scale");
   if ((unsigned)p->mode > XATTN_MODE_TREE) return xattn_fail(XATTN_ERR_MODE, "mode: unknown value %d", (int)p->mode);
   if ((unsigned)p->align > XATTN_ALIGN_TOP_LEFT) return xattn_fail(XATTN_ERR_MODE, "align: unknown value %d", (int)p->align);
   if (p->align == XATTN_ALIGN_TOP_LEFT && p->mode != XATTN_MODE_CAUSAL)
@@ -131,6 +176,11 @@ xattn_status xattn_validate_inputs(const xattn_problem *p, int check_output) {
   if (p->cache_slots < 0) return xattn_fail(XATTN_ERR_SHAPE, "cache_slots: negative (%lld)", (long long)p->cache_slots);
   if (p->max_reqs < 0 || p->max_ctx < 0)
     return xattn_fail(XATTN_ERR_SHAPE, "%s: negative", p->max_reqs < 0 ? "max_reqs" : "max_ctx");
+  if (p->page_size < 0) return xattn_fail(XATTN_ERR_SHAPE, "page_size: negative (%d)", p->page_size);
+  if ((unsigned)p->cache_layout > XATTN_CACHE_HEAD_MAJOR)
+    return xattn_fail(XATTN_ERR_MODE, "cache_layout: unknown value %d", (int)p->cache_layout);
+  if (p->k_cache_block_stride < 0 || p->v_cache_block_stride < 0)
+    return xattn_fail(XATTN_ERR_STRIDE, "%s: negative", p->k_cache_block_stride < 0 ? "k_cache_block_stride" : "v_cache_block_stride");
   if (p->batch == 0) return XATTN_OK;
 
   if (!p->prefix_lens) return xattn_fail(XATTN_ERR_NULL, "prefix_lens: NULL");
@@ -148,11 +198,24 @@ xattn_status xattn_validate_inputs(const xattn_problem *p, int check_output) {
       return xattn_fail(XATTN_ERR_SHAPE, "encoder_lens[%d]: negative length %d", b, p->encoder_lens[b]);
     int64_t ctx = p->mode == XATTN_MODE_CROSS ? p->encoder_lens[b]
                                               : (int64_t)p->prefix_lens[b] + p->extend_lens[b];
-    if (p->req_to_token && ctx > p->max_ctx)
-      return xattn_fail(XATTN_ERR_SHAPE, "%s[%d]: %s %lld exceeds max_ctx %lld",
+    if (p->req_start_col && p->req_start_col[b] < 0)
+      return xattn_fail(XATTN_ERR_INDEX, "req_start_col[%d]: negative (%lld)", b, (long long)p->req_start_col[b]);
+    if (p->req_start_col && p->req_start_col[b] > INT64_MAX / 2)
+      return xattn_fail(XATTN_ERR_INDEX, "req_start_col[%d]: %lld too large", b, (long long)p->req_start_col[b]);
+    /* table entries the request's keys span (SGLang's table also holds the extend tokens) */
+    int64_t start = p->req_start_col ? p->req_start_col[b] : 0;
+    int64_t entries = (start + ctx + xattn_page(p) - 1) / xattn_page(p);
+    if (p->req_to_token && entries > p->max_ctx) {
+      if (start == 0 && xattn_page(p) == 1)
+        return xattn_fail(XATTN_ERR_SHAPE, "%s[%d]: %s %lld exceeds max_ctx %lld",
+                          p->mode == XATTN_MODE_CROSS ? "encoder_lens" : "prefix_lens", b,
+                          p->mode == XATTN_MODE_CROSS ? "encoder length" : "prefix + extend",
+                          (long long)ctx, (long long)p->max_ctx);
+      return xattn_fail(XATTN_ERR_SHAPE, "%s[%d]: %s %lld from column %lld needs %lld table entries of %d tokens, max_ctx is %lld",
                         p->mode == XATTN_MODE_CROSS ? "encoder_lens" : "prefix_lens", b,
-                        p->mode == XATTN_MODE_CROSS ? "encoder length" : "prefix + extend",
-                        (long long)ctx, (long long)p->max_ctx);
+                        p->mode == XATTN_MODE_CROSS ? "encoder length" : "prefix + extend", (long long)ctx,
+                        (long long)start, (long long)entries, (int)xattn_page(p), (long long)p->max_ctx);
+    }
     if (p->extend_lens[b] > max_e) max_e = p->extend_lens[b];
     needs_table |= reads_cache_keys(p, b);
     table_rows += p->extend_lens[b];
@@ -177,8 +240,13 @@ xattn_status xattn_validate_inputs(const xattn_problem *p, int check_output) {
     if (!p->k_cache.data) return xattn_fail(XATTN_ERR_NULL, "k_cache: NULL");
     if (!p->v_cache.data) return xattn_fail(XATTN_ERR_NULL, "v_cache: NULL");
     int64_t slots = p->cache_slots;
-    if ((s = check_view("k_cache", slots, p->heads_kv, p->head_dim, p->k_cache.token_stride, p->k_cache.head_stride))) return s;
-    if ((s = check_view("v_cache", slots, p->heads_kv, p->head_dim_v, p->v_cache.token_stride, p->v_cache.head_stride))) return s;
+    if (is_slot_table(p)) {
+      if ((s = check_view("k_cache", slots, p->heads_kv, p->head_dim, p->k_cache.token_stride, p->k_cache.head_stride))) return s;
+      if ((s = check_view("v_cache", slots, p->heads_kv, p->head_dim_v, p->v_cache.token_stride, p->v_cache.head_stride))) return s;
+    } else {
+      if ((s = check_paged_view("k_cache", p, 0, p->head_dim))) return s;
+      if ((s = check_paged_view("v_cache", p, 1, p->head_dim_v))) return s;
+    }
     if ((s = check_token_table(p))) return s;
   }
   if (p->sinks)

@@ -23,6 +23,8 @@ double tp_uniform(uint64_t *s) { return (double)(tp_rand(s) >> 11) * 0x1.0p-52 -
 static void put(void *base, size_t i, xattn_dtype t, float x) {
   if (t == XATTN_F32)
     ((float *)base)[i] = x;
+  else if (t == XATTN_E4M3FN || t == XATTN_E5M2)
+    ((uint8_t *)base)[i] = xattn_f32_to_fp8(x, t);
   else if (t == XATTN_BF16)
     ((uint16_t *)base)[i] = xattn_f32_to_bf16(x);
   else
@@ -31,6 +33,7 @@ static void put(void *base, size_t i, xattn_dtype t, float x) {
 
 static double get(const void *base, size_t i, xattn_dtype t) {
   if (t == XATTN_F32) return ((const float *)base)[i];
+  if (t == XATTN_E4M3FN || t == XATTN_E5M2) return xattn_fp8_to_f32(((const uint8_t *)base)[i], t);
   if (t == XATTN_BF16) return xattn_bf16_to_f32(((const uint16_t *)base)[i]);
   return xattn_f16_to_f32(((const uint16_t *)base)[i]);
 }
@@ -71,6 +74,167 @@ const char *tp_schedule_name(xattn_schedule s) {
   return s == XATTN_SCHED_STATIC ? "static" : s == XATTN_SCHED_DYNAMIC ? "dynamic" : "auto";
 }
 
+/* Element offset of (token, head 0) of a cache tensor: token = block * page + i. */
+static int64_t cache_token_offset(const xattn_tensor *v, int64_t bs, int64_t page, int64_t token) {
+  return token / page * bs + token % page * v->token_stride;
+}
+
+/* A cache tensor of `blocks` blocks in the mask's layout: NaN padding between
+ * heads and tokens (and, when pad_token > 0 and the cache is paged, an explicit
+ * block stride larger than the dense one), random values in every token, drawn
+ * token by token in the order of the slot table (so that page_size 1 draws what
+ * it always drew). */
+static void *make_cache(const tp_shape *s, const tp_mask *m, int64_t blocks, int heads, int dim,
+                        uint64_t *rng, xattn_tensor *view, int64_t *block_stride) {
+  const int64_t page = m->page_size > 1 ? m->page_size : 1;
+  int64_t ts, hs, bs;
+  if (m->cache_layout == XATTN_CACHE_HEAD_MAJOR) {
+    ts = dim + s->pad_head;
+    hs = page * ts + s->pad_token;
+    bs = heads * hs;
+  } else {
+    hs = dim + s->pad_head;
+    ts = heads * hs + s->pad_token;
+    bs = page * ts;
+  }
+  *block_stride = 0;
+  if (s->pad_token > 0 && (page > 1 || m->cache_layout == XATTN_CACHE_HEAD_MAJOR)) *block_stride = bs += 3;
+  size_t n = (size_t)(blocks * bs);
+  const xattn_dtype ct = m->kv8 ? m->kv8 : m->dtype;
+  void *buf = malloc((n ? n : 1) * xattn_dtype_size(ct));
+  if (!buf) return NULL;
+  fill_nan(buf, n, ct);
+  view->data = buf;
+  view->token_stride = ts;
+  view->head_stride = hs;
+  for (int64_t token = 0; token < blocks * page; ++token) {
+    const int64_t base = cache_token_offset(view, bs, page, token);
+    for (int h = 0; h < heads; ++h)
+      for (int d = 0; d < dim; ++d) put(buf, (size_t)(base + h * hs + d), ct, (float)tp_uniform(rng));
+  }
+  return buf;
+}
+
+/* NaN in every token of the cache that no key maps to. */
+static void poison_tokens(void *buf, const xattn_tensor *v, int64_t bs, int64_t page, int64_t tokens,
+                          const uint8_t *used, int heads, int dim, xattn_dtype t) {
+  for (int64_t token = 0; token < tokens; ++token)
+    if (!used[token])
+      for (int h = 0; h < heads; ++h)
+        fill_nan((char *)buf + (size_t)(cache_token_offset(v, bs, page, token) + h * v->head_stride) * xattn_dtype_size(t),
+                 (size_t)dim, t);
+}
+
+/* The KV pool and the token table of tp_build: request b's keys start at
+ * column start_col[b] of its (shuffled) table row; the blocks they span are
+ * shuffled among 3 spare NaN blocks; every other table entry points at a NaN block. */
+static int build_cache(tproblem *tp, const tp_shape *s, tp_mask m, int64_t max_keys, uint64_t *rng) {
+  xattn_problem *p = &tp->p;
+  const int B = s->batch;
+  const int64_t page = m.page_size > 1 ? m.page_size : 1;
+  tp->start_col = calloc((size_t)(B ? B : 1), sizeof *tp->start_col);
+  if (!tp->start_col) return -1;
+  int64_t used_blocks = 0;
+  for (int b = 0; b < B; ++b) {
+    int64_t n = m.mode == XATTN_MODE_CROSS ? s->encoder[b] : s->prefix[b];
+    tp->start_col[b] = m.start_cols ? (b * 3 + 1) % 5 : 0;
+    if (n > 0) used_blocks += (tp->start_col[b] + n - 1) / page - tp->start_col[b] / page + 1;
+  }
+  const int64_t blocks = used_blocks + 3;
+  int64_t kbs, vbs;
+  if (!(tp->k_cache = make_cache(s, &m, blocks, s->hkv, s->d, rng, &p->k_cache, &kbs)) ||
+      !(tp->v_cache = make_cache(s, &m, blocks, s->hkv, s->dv, rng, &p->v_cache, &vbs)))
+    return -1;
+  p->cache_slots = blocks;
+  p->page_size = (int32_t)page;
+  p->cache_layout = m.cache_layout;
+  p->k_cache_block_stride = kbs;
+  p->v_cache_block_stride = vbs;
+  p->req_start_col = m.start_cols ? tp->start_col : NULL;
+  kbs = kbs ? kbs : (m.cache_layout == XATTN_CACHE_HEAD_MAJOR ? s->hkv * p->k_cache.head_stride : page * p->k_cache.token_stride);
+  vbs = vbs ? vbs : (m.cache_layout == XATTN_CACHE_HEAD_MAJOR ? s->hkv * p->v_cache.head_stride : page * p->v_cache.token_stride);
+  int64_t *perm = malloc(sizeof *perm * (size_t)blocks);
+  uint8_t *used = calloc((size_t)(blocks * page), 1);
+  if (!perm || !used) {
+    free(perm);
+    free(used);
+    return -1;
+  }
+  for (int64_t i = 0; i < blocks; ++i) perm[i] = i;
+  for (int64_t i = blocks - 1; i > 0; --i) {
+    int64_t j = (int64_t)(tp_rand(rng) % (uint64_t)(i + 1)), x = perm[i];
+    perm[i] = perm[j];
+    perm[j] = x;
+  }
+  const int64_t poison_block = perm[used_blocks];
+  /* token table: unused rows and entries point at a NaN block */
+  const int64_t max_reqs = B + 3, max_ctx = (max_keys + 5 + 4 + page - 1) / page;
+  const size_t isz = s->idx64 ? 8 : 4;
+  tp->table = malloc((size_t)(max_reqs * max_ctx) * isz);
+  if (!tp->table) {
+    free(perm);
+    free(used);
+    return -1;
+  }
+  for (int64_t i = 0; i < max_reqs * max_ctx; ++i) {
+    if (s->idx64)
+      ((int64_t *)tp->table)[i] = poison_block;
+    else
+      ((int32_t *)tp->table)[i] = (int32_t)poison_block;
+  }
+  int64_t rows_perm[TP_MAX_BATCH + 3];
+  for (int64_t i = 0; i < max_reqs; ++i) rows_perm[i] = i;
+  for (int64_t i = max_reqs - 1; i > 0; --i) {
+    int64_t j = (int64_t)(tp_rand(rng) % (uint64_t)(i + 1)), x = rows_perm[i];
+    rows_perm[i] = rows_perm[j];
+    rows_perm[j] = x;
+  }
+  int64_t next = 0;
+  for (int b = 0; b < B; ++b) {
+    tp->req_index[b] = rows_perm[b];
+    int64_t n = m.mode == XATTN_MODE_CROSS ? s->encoder[b] : s->prefix[b];
+    if (n <= 0) continue;
+    const int64_t c0 = tp->start_col[b];
+    for (int64_t e = c0 / page; e <= (c0 + n - 1) / page; ++e, ++next) {
+      int64_t at = rows_perm[b] * max_ctx + e;
+      if (s->idx64)
+        ((int64_t *)tp->table)[at] = perm[next];
+      else
+        ((int32_t *)tp->table)[at] = (int32_t)perm[next];
+    }
+    for (int64_t c = c0; c < c0 + n; ++c) /* the tokens keys map to */
+      used[perm[next - 1 - ((c0 + n - 1) / page - c / page)] * page + c % page] = 1;
+  }
+  const xattn_dtype ct = m.kv8 ? m.kv8 : m.dtype;
+  poison_tokens(tp->k_cache, &p->k_cache, kbs, page, blocks * page, used, s->hkv, s->d, ct);
+  poison_tokens(tp->v_cache, &p->v_cache, vbs, page, blocks * page, used, s->hkv, s->dv, ct);
+  if (m.kv8) { /* fp8: a tensor scale and per-token-per-head scales, NaN where no key maps */
+    p->cache_dtype = m.kv8;
+    p->k_scale = 0.75f;
+    p->v_scale = 1.25f;
+    tp->kv_scales = malloc(sizeof *tp->kv_scales * (size_t)(2 * blocks * page * s->hkv));
+    if (!tp->kv_scales) {
+      free(perm);
+      free(used);
+      return -1;
+    }
+    for (int64_t i = 0; i < 2 * blocks * page * s->hkv; ++i) {
+      const int64_t token = i % (blocks * page * s->hkv) / s->hkv;
+      tp->kv_scales[i] = used[token] ? (float)(1.0 + 0.5 * tp_uniform(rng)) : NAN;
+    }
+    p->k_scales = tp->kv_scales;
+    p->v_scales = tp->kv_scales + blocks * page * s->hkv;
+  }
+  free(perm);
+  free(used);
+  p->req_to_token = tp->table;
+  p->req_to_token_type = s->idx64 ? XATTN_I64 : XATTN_I32;
+  p->max_reqs = max_reqs;
+  p->max_ctx = max_ctx;
+  p->req_index = tp->req_index;
+  return 0;
+}
+
 int tp_build(tproblem *tp, const tp_shape *s, tp_mask m, uint64_t seed) {
   memset(tp, 0, sizeof *tp);
   tp->shape = *s;
@@ -87,7 +251,7 @@ int tp_build(tproblem *tp, const tp_shape *s, tp_mask m, uint64_t seed) {
   tp->start = calloc(nb, sizeof *tp->start);
   tp->req_index = calloc(nb, sizeof *tp->req_index);
   if (!tp->prefix || !tp->extend || !tp->encoder || !tp->start || !tp->req_index) goto oom;
-  int64_t T = 0, max_ctx = 1, max_e = 0, used_slots = 0;
+  int64_t T = 0, max_ctx = 1, max_e = 0;
   for (int b = 0; b < B; ++b) {
     tp->prefix[b] = s->prefix[b];
     tp->extend[b] = s->extend[b];
@@ -95,7 +259,6 @@ int tp_build(tproblem *tp, const tp_shape *s, tp_mask m, uint64_t seed) {
     int64_t ctx = m.mode == XATTN_MODE_CROSS ? s->encoder[b] : (int64_t)s->prefix[b] + s->extend[b];
     if (ctx > max_ctx) max_ctx = ctx;
     if (s->extend[b] > max_e) max_e = s->extend[b];
-    used_slots += m.mode == XATTN_MODE_CROSS ? s->encoder[b] : s->prefix[b];
   }
   /* rows: packed, gapped in order (gapped == 1) or gapped in reverse order (2) */
   for (int k = 0; k < B; ++k) {
@@ -136,72 +299,9 @@ int tp_build(tproblem *tp, const tp_shape *s, tp_mask m, uint64_t seed) {
   poison_rows(tp->k_ext, &p->k_ext, T, tp->row_written, m.dtype);
   poison_rows(tp->v_ext, &p->v_ext, T, tp->row_written, m.dtype);
 
-  /* KV pool: used slots shuffled among spare NaN slots */
-  int64_t slots = used_slots + 3;
-  if (!(tp->k_cache = make_tensor(s, m.dtype, slots, s->hkv, s->d, &rng, &p->k_cache)) ||
-      !(tp->v_cache = make_tensor(s, m.dtype, slots, s->hkv, s->dv, &rng, &p->v_cache)))
-    goto oom;
-  p->cache_slots = slots;
-  int64_t *perm = malloc(sizeof *perm * (size_t)slots);
-  uint8_t *used = calloc((size_t)slots, 1);
-  if (!perm || !used) {
-    free(perm);
-    free(used);
-    goto oom;
-  }
-  for (int64_t i = 0; i < slots; ++i) perm[i] = i;
-  for (int64_t i = slots - 1; i > 0; --i) {
-    int64_t j = (int64_t)(tp_rand(&rng) % (uint64_t)(i + 1)), x = perm[i];
-    perm[i] = perm[j];
-    perm[j] = x;
-  }
-  for (int64_t i = 0; i < used_slots; ++i) used[perm[i]] = 1;
-  poison_rows(tp->k_cache, &p->k_cache, slots, used, m.dtype);
-  poison_rows(tp->v_cache, &p->v_cache, slots, used, m.dtype);
-  int64_t poison_slot = perm[used_slots];
-
-  /* token table: unused rows and entries point at a NaN slot */
-  int64_t max_reqs = B + 3;
-  max_ctx += 5;
-  size_t isz = s->idx64 ? 8 : 4;
-  tp->table = malloc((size_t)(max_reqs * max_ctx) * isz);
-  if (!tp->table) {
-    free(perm);
-    free(used);
-    goto oom;
-  }
-  for (int64_t i = 0; i < max_reqs * max_ctx; ++i) {
-    if (s->idx64)
-      ((int64_t *)tp->table)[i] = poison_slot;
-    else
-      ((int32_t *)tp->table)[i] = (int32_t)poison_slot;
-  }
-  int64_t rows_perm[TP_MAX_BATCH + 3];
-  for (int64_t i = 0; i < max_reqs; ++i) rows_perm[i] = i;
-  for (int64_t i = max_reqs - 1; i > 0; --i) {
-    int64_t j = (int64_t)(tp_rand(&rng) % (uint64_t)(i + 1)), x = rows_perm[i];
-    rows_perm[i] = rows_perm[j];
-    rows_perm[j] = x;
-  }
-  int64_t next = 0;
-  for (int b = 0; b < B; ++b) {
-    tp->req_index[b] = rows_perm[b];
-    int64_t n = m.mode == XATTN_MODE_CROSS ? s->encoder[b] : s->prefix[b];
-    for (int64_t j = 0; j < n; ++j, ++next) {
-      int64_t at = rows_perm[b] * max_ctx + j;
-      if (s->idx64)
-        ((int64_t *)tp->table)[at] = perm[next];
-      else
-        ((int32_t *)tp->table)[at] = (int32_t)perm[next];
-    }
-  }
-  free(perm);
-  free(used);
-  p->req_to_token = tp->table;
-  p->req_to_token_type = s->idx64 ? XATTN_I64 : XATTN_I32;
-  p->max_reqs = max_reqs;
-  p->max_ctx = max_ctx;
-  p->req_index = tp->req_index;
+  /* KV pool: the blocks (slots when page_size <= 1) requests use, shuffled
+   * among spare NaN blocks; tokens of used blocks that no key maps to stay NaN */
+  if (build_cache(tp, s, m, max_ctx, &rng)) goto oom;
 
   if (s->sinks) {
     tp->sinks = malloc(sizeof *tp->sinks * (size_t)s->hq);
@@ -246,7 +346,7 @@ oom:
 
 void tp_free(tproblem *tp) {
   void *bufs[] = {tp->q, tp->k_ext, tp->v_ext, tp->k_cache, tp->v_cache, tp->table,
-                  tp->prefix, tp->extend, tp->encoder, tp->start, tp->req_index, tp->sinks,
+                  tp->prefix, tp->extend, tp->encoder, tp->start, tp->req_index, tp->start_col, tp->kv_scales, tp->sinks,
                   tp->tree, tp->o_buf, tp->row_written, tp->ref};
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i) free(bufs[i]);
   memset(tp, 0, sizeof *tp);
@@ -343,9 +443,13 @@ int tp_ok(const tp_result *r) { return r->bad == 0 && r->overwritten == 0; }
 
 void tp_describe(const tproblem *tp, char *buf, size_t len) {
   const tp_shape *s = &tp->shape;
-  snprintf(buf, len, "shape=%s mode=%s align=%s window=(%d,%d) dtype=%s seed=%llu", s->name,
-           xattn_mode_name(tp->mask.mode), tp_align_name(tp->mask.align), tp->mask.wl,
-           tp->mask.wr, xattn_dtype_name(tp->mask.dtype), (unsigned long long)tp->seed);
+  int n = snprintf(buf, len, "shape=%s mode=%s align=%s window=(%d,%d) dtype=%s seed=%llu", s->name,
+                   xattn_mode_name(tp->mask.mode), tp_align_name(tp->mask.align), tp->mask.wl,
+                   tp->mask.wr, xattn_dtype_name(tp->mask.dtype), (unsigned long long)tp->seed);
+  if (n > 0 && (size_t)n < len && (tp->mask.page_size > 1 || tp->mask.cache_layout || tp->mask.start_cols || tp->mask.kv8))
+    snprintf(buf + n, len - (size_t)n, " page=%d cache=%s start_cols=%d kv=%s", tp->mask.page_size,
+             xattn_cache_layout_name(tp->mask.cache_layout), tp->mask.start_cols,
+             tp->mask.kv8 ? xattn_dtype_name(tp->mask.kv8) : "same");
 }
 
 void tp_describe_result(const tp_result *r, char *buf, size_t len) {

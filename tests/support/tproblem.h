@@ -42,6 +42,11 @@ typedef struct tp_mask {
   xattn_mode mode;
   xattn_align align;
   int wl, wr;
+  /* KV cache storage (zero: the slot table of SGLang) */
+  int page_size;                   /* > 1: paged block table */
+  xattn_cache_layout cache_layout; /* token-major or head-major blocks */
+  int start_cols;                  /* requests' keys start at columns 0..4 of their table row */
+  xattn_dtype kv8;                 /* 0: the cache holds dtype; XATTN_E4M3FN / XATTN_E5M2: fp8 with scales */
 } tp_mask;
 
 typedef struct tproblem {
@@ -52,7 +57,8 @@ typedef struct tproblem {
   /* storage */
   void *q, *k_ext, *v_ext, *k_cache, *v_cache, *table;
   int32_t *prefix, *extend, *encoder, *start;
-  int64_t *req_index;
+  int64_t *req_index, *start_col;
+  float *kv_scales;       /* fp8 caches: k_scales then v_scales */
   float *sinks;
   uint8_t *tree;
   unsigned char *o_buf;   /* guard + o + guard */

@@ -42,7 +42,12 @@ const char *xattn_status_string(xattn_status s);
 const char *xattn_last_error(void);
 
 /* ---- problem description ------------------------------------------------ */
-typedef enum xattn_dtype { XATTN_F32 = 0, XATTN_BF16 = 1, XATTN_F16 = 2 } xattn_dtype;
+typedef enum xattn_dtype {
+  XATTN_DTYPE_SAME = -1, /* cache_dtype only: the cache holds `dtype` like q (the default) */
+  XATTN_F32 = 0, XATTN_BF16 = 1, XATTN_F16 = 2,
+  XATTN_E4M3FN = 3,      /* fp8 KV caches only: 1-4-3, bias 7, no inf, NaN 0x7f/0xff, max 448 */
+  XATTN_E5M2 = 4         /* fp8 KV caches only: 1-5-2, bias 15, inf and NaN (the top byte of an f16) */
+} xattn_dtype;
 typedef enum xattn_index_type { XATTN_I32 = 0, XATTN_I64 = 1 } xattn_index_type;
 
 typedef enum xattn_mode {
@@ -51,6 +56,11 @@ typedef enum xattn_mode {
   XATTN_MODE_CROSS = 2,         /* keys are encoder tokens 0..enc_len_b-1 from the cache */
   XATTN_MODE_TREE = 3           /* every prefix key; extend key k iff tree_mask[b][i][k] */
 } xattn_mode;
+
+typedef enum xattn_cache_layout {
+  XATTN_CACHE_TOKEN_MAJOR = 0, /* [blocks, page, H_KV, D] (with page 1: [slots, H_KV, D]) */
+  XATTN_CACHE_HEAD_MAJOR = 1   /* [blocks, H_KV, page, D] */
+} xattn_cache_layout;
 
 typedef enum xattn_align {
   XATTN_ALIGN_BOTTOM_RIGHT = 0, /* default: query i of request b sits at p = P_b + i */
@@ -85,9 +95,17 @@ typedef struct xattn_problem {
   xattn_tensor q;               /* [T, H_Q, D] */
   xattn_tensor k_ext;           /* [T, H_KV, D] */
   xattn_tensor v_ext;           /* [T, H_KV, DV] */
-  xattn_tensor k_cache;         /* [slots, H_KV, D] */
-  xattn_tensor v_cache;         /* [slots, H_KV, DV] */
-  int64_t cache_slots;          /* rows of k_cache / v_cache */
+  xattn_tensor k_cache;         /* [slots, H_KV, D], or paged: see page_size */
+  xattn_tensor v_cache;         /* [slots, H_KV, DV], or paged: see page_size */
+  int64_t cache_slots;          /* rows of k_cache / v_cache; paged: blocks */
+  /* fp8 KV cache (SGLang float8_e4m3fn / float8_e5m2, vLLM/IPEX kv_cache_dtype="fp8"):
+   * cache_dtype XATTN_E4M3FN or XATTN_E5M2 stores k_cache / v_cache as bytes; an
+   * element is decoded exactly and multiplied by k_scale (v_scale) and, when
+   * given, k_scales[t * H_KV + h] (v_scales), t the cache token (the slot, or
+   * block * page_size + i). q, k_ext, v_ext and o stay `dtype`. */
+  xattn_dtype cache_dtype;      /* XATTN_DTYPE_SAME (default) or dtype: the cache holds dtype */
+  float k_scale, v_scale;       /* per-tensor scales of an fp8 cache (default 1) */
+  const float *k_scales, *v_scales; /* [cache tokens, H_KV] per-token-per-head scales or NULL */
   void *o;                      /* [T, H_Q, DV] output */
   int64_t o_token_stride, o_head_stride;
 
@@ -96,6 +114,23 @@ typedef struct xattn_problem {
   xattn_index_type req_to_token_type;
   int64_t max_reqs, max_ctx;
   const int64_t *req_index;     /* [B] row of req_to_token used by request b */
+  const int64_t *req_start_col; /* [B] column of that row holding request b's key 0 (an
+                                   encoder-decoder batch's decoder reads req_to_token[r, enc_b + j]);
+                                   NULL: 0 for every request */
+
+  /* paged cache (vLLM / IPEX / llama.cpp block tables). page_size <= 1: the
+   * table holds slots, key j of request b is cache row req_to_token[r][c]
+   * with c = start_b + j (SGLang). page_size > 1: the table holds blocks of
+   * page_size tokens, key j is token c % page_size of block
+   * req_to_token[r][c / page_size], and cache_slots counts blocks. Element
+   * (block, i, h, d) of a cache tensor t is at
+   *   block * block_stride + i * t.token_stride + h * t.head_stride + d
+   * with block_stride = page_size * token_stride (token-major, [blocks, page,
+   * H_KV, D]) or H_KV * head_stride (head-major, [blocks, H_KV, page, D]) unless
+   * given. page_size 1, token-major is the slot table above, bit for bit. */
+  int32_t page_size;
+  xattn_cache_layout cache_layout;
+  int64_t k_cache_block_stride, v_cache_block_stride; /* elements; 0: the layout's dense default */
 
   /* score */
   float scale;                  /* s = scale * <q, k> */
@@ -189,15 +224,23 @@ int xattn_extend_bucket(int64_t max_extend);
 int xattn_prefix_bucket(int64_t max_prefix);
 const char *xattn_mode_name(xattn_mode m);              /* "causal", "bidirectional", "cross", "tree" */
 int xattn_mode_parse(const char *name, xattn_mode *m);  /* 0 on success */
+const char *xattn_cache_layout_name(xattn_cache_layout l);              /* "token_major", "head_major" */
+int xattn_cache_layout_parse(const char *name, xattn_cache_layout *l);  /* 0 on success */
 
 /* ---- dtype helpers -------------------------------------------------------- */
 size_t xattn_dtype_size(xattn_dtype t);
-const char *xattn_dtype_name(xattn_dtype t);              /* "f32", "bf16", "f16" */
+const char *xattn_dtype_name(xattn_dtype t);              /* "f32", "bf16", "f16", "e4m3fn", "e5m2", "same" */
 int xattn_dtype_parse(const char *name, xattn_dtype *t);  /* 0 on success */
 float xattn_bf16_to_f32(uint16_t x);
 uint16_t xattn_f32_to_bf16(float x); /* round to nearest even, NaN kept */
 float xattn_f16_to_f32(uint16_t x);
 uint16_t xattn_f32_to_f16(float x);  /* round to nearest even */
+/* fp8 codes -> float, exact (subnormals, NaN; e5m2 infinities; e4m3fn max 448).
+ * t is XATTN_E4M3FN or XATTN_E5M2 (anything else: NaN). */
+float xattn_fp8_to_f32(uint8_t code, xattn_dtype t);
+/* float -> fp8 code, round to nearest even; NaN -> NaN; beyond the largest finite
+ * value: e4m3fn NaN (it has no inf), e5m2 inf (non-saturating, like PyTorch). */
+uint8_t xattn_f32_to_fp8(float x, xattn_dtype t);
 
 #ifdef __cplusplus
 }

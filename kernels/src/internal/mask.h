@@ -3,6 +3,7 @@
 #ifndef XATTN_INTERNAL_MASK_H
 #define XATTN_INTERNAL_MASK_H
 
+#include "internal/cache.h"
 #include "internal/kernel.h"
 
 /* Number of key positions of request b: its encoder tokens in cross mode,
@@ -30,23 +31,21 @@ static inline void xattn_query_interval(const xattn_problem *p, int b, int32_t i
   *hi = (int32_t)h;
 }
 
-/* Row of the token table used by request b. */
-static inline int64_t xattn_cache_slot(const xattn_problem *p, int b, int64_t j) {
-  const int64_t row = p->req_index[b];
-  if (p->req_to_token_type == XATTN_I64)
-    return ((const int64_t *)p->req_to_token)[row * p->max_ctx + j];
-  return ((const int32_t *)p->req_to_token)[row * p->max_ctx + j];
+/* Key position j of request b is read from the cache (prefix and encoder keys). */
+static inline int xattn_is_cache_key(const xattn_problem *p, int b, int64_t j) {
+  return p->mode == XATTN_MODE_CROSS || j < p->prefix_lens[b];
 }
 
-/* Address of key position j (K or V tensor pair) of request b, KV head kvh. */
+/* Address of key position j (K or V tensor pair) of request b, KV head kvh:
+ * prefix and encoder keys from the cache (internal/cache.h), the rest from the
+ * extend tensors. Every kernel path gathers its K/V rows through this. */
 static inline const char *xattn_key_row(const xattn_run *r, int b, int kvh, int64_t j,
                                         const xattn_tensor *cache, const xattn_tensor *ext) {
   const xattn_problem *p = r->p;
+  if (xattn_is_cache_key(p, b, j))
+    return (const char *)cache->data +
+           xattn_cache_offset(p, b, j, kvh, cache == &p->v_cache) * (int64_t)xattn_dtype_size(xattn_cache_dtype(p));
   const size_t es = xattn_dtype_size(p->dtype);
-  if (p->mode == XATTN_MODE_CROSS || j < p->prefix_lens[b]) {
-    const int64_t slot = xattn_cache_slot(p, b, j);
-    return (const char *)cache->data + (slot * cache->token_stride + (int64_t)kvh * cache->head_stride) * (int64_t)es;
-  }
   const int64_t t = r->ext_start[b] + (j - p->prefix_lens[b]);
   return (const char *)ext->data + (t * ext->token_stride + (int64_t)kvh * ext->head_stride) * (int64_t)es;
 }

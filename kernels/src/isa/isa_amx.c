@@ -92,6 +92,9 @@ static void amx_begin(void) {
     cfg.colsb[t] = 64;
     cfg.rows[t] = 16;
   }
+  /* GCC 12 does not see ldtilecfg read cfg: when amx_begin is not inlined it
+   * drops the stores above as dead and the load faults (#GP on garbage) */
+  __asm__ volatile("" : : "r"(&cfg) : "memory");
   _tile_loadconfig(&cfg);
 }
 #define HOOK_ITEM_BEGIN() amx_begin()
@@ -285,6 +288,7 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
   }
 }
 
+#define HOOK_STAGE_DTYPE(dt) (dt) /* bf16 problems only: decode fp8 rows to bf16 */
 #include "isa/item.inc"
 
 const xattn_isa_kernels xattn_isa_amx = {"amx", item_scratch_bytes, item_table,

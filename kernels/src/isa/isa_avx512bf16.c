@@ -149,6 +149,7 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
   }
 }
 
+#define HOOK_STAGE_DTYPE(dt) (dt) /* bf16 problems only: decode fp8 rows to bf16 */
 #include "isa/item.inc"
 
 const xattn_isa_kernels xattn_isa_avx512bf16 = {"avx512bf16", item_scratch_bytes, item_table,

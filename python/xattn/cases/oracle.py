@@ -36,7 +36,8 @@ def oracle(case, a):
     group = hq // hkv
     start = 0
     for b in range(len(P)):
-        row = a["req_to_token"][a["req_index"][b]]
+        c0 = a["req_start_col"][b] if "req_start_col" in a else 0
+        row = a["req_to_token"][a["req_index"][b]][c0:]
         if mode == "cross":
             slots = row[:enc[b]]
             keys, vals = a["k_cache"][slots], a["v_cache"][slots]  # [S, hkv, d]
