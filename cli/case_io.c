@@ -408,11 +408,7 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
     goto fail;
   }
   if (get_str(&j, "align", "bottom_right", &s)) goto fail;
-  if (!strcmp(s, "bottom_right"))
-    p->align = XATTN_ALIGN_BOTTOM_RIGHT;
-  else if (!strcmp(s, "top_left"))
-    p->align = XATTN_ALIGN_TOP_LEFT;
-  else {
+  if (xattn_align_parse(s, &p->align)) {
     err_line(err, errlen, "%s: align: unknown alignment '%s' (want bottom_right or top_left)", jpath,
             s);
     goto fail;
@@ -803,7 +799,7 @@ xattn_status xattn_case_save(const char *dir, const xattn_problem *p, char *err,
   cJSON_AddNumberToObject(root, "scale", (double)p->scale); /* exact: float -> double -> float */
   cJSON_AddNumberToObject(root, "logit_cap", (double)p->logit_cap);
   cJSON_AddStringToObject(root, "mode", xattn_mode_name(p->mode));
-  cJSON_AddStringToObject(root, "align", p->align == XATTN_ALIGN_TOP_LEFT ? "top_left" : "bottom_right");
+  cJSON_AddStringToObject(root, "align", xattn_align_name(p->align));
   int win[2] = {p->window_left, p->window_right};
   cJSON_AddItemToObject(root, "window", cJSON_CreateIntArray(win, 2));
   cJSON_AddItemToObject(root, "prefix_lens", cJSON_CreateIntArray(B ? p->prefix_lens : win, B));

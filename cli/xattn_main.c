@@ -23,6 +23,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "xattn_common/clock.h"
 #include "case_io.h"
 #include "xattn/xattn.h"
 
@@ -118,13 +119,7 @@ static int cmd_run(int argc, char **argv) {
   if (reference && reference_f64)
     return usage_error("run: --reference and --reference-f64 exclude each other%s", "");
   if (sched) {
-    if (!strcmp(sched, "auto"))
-      opts.schedule = XATTN_SCHED_AUTO;
-    else if (!strcmp(sched, "static"))
-      opts.schedule = XATTN_SCHED_STATIC;
-    else if (!strcmp(sched, "dynamic"))
-      opts.schedule = XATTN_SCHED_DYNAMIC;
-    else
+    if (xattn_schedule_parse(sched, &opts.schedule))
       return usage_error("run: --schedule wants auto, static or dynamic, got '%s'", sched);
   }
 
@@ -146,8 +141,7 @@ static int cmd_run(int argc, char **argv) {
   }
   const char *what;
   char desc[256];
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  const double t0 = xc_now();
   if (reference || reference_f64) {
     ref = reference_f64 ? o : malloc((n ? n : 1) * sizeof(double));
     if (!ref) {
@@ -175,7 +169,7 @@ static int cmd_run(int argc, char **argv) {
     snprintf(desc, sizeof desc, "variant %s, layout %s, isa %s, threads %d", variant, layout, isa,
              threads);
   }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
+  const double t1 = xc_now();
 
   char path_buf[PATH_MAX];
   const char *path = out;
@@ -189,7 +183,7 @@ static int cmd_run(int argc, char **argv) {
     fprintf(stderr, "xattn: %s\n", err);
     goto done;
   }
-  double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
+  double ms = (t1 - t0) * 1e3;
   printf("%s: wrote %s (%s; %s; %.3f ms)\n", what, path, xattn_dtype_name(p->dtype), desc, ms);
   rc = 0;
 done:

@@ -22,6 +22,7 @@
  * (XATTN_TEST_ISA/_VARIANT/_LAYOUT/_THREADS narrow the run list).
  */
 #define _POSIX_C_SOURCE 200809L
+#include "xattn_common/clock.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,11 +71,6 @@ static const mode_spec all_modes[] = {
 
 #define MAX_PRINTED_FAILURES 25
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int usage(void) {
   fprintf(stderr, "usage: test_diff --modes LIST --shapes small|large --level full|reduced|smoke "
@@ -143,7 +139,7 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  double t0 = now_s(), worst[3] = {0, 0, 0};
+  double t0 = xc_now(), worst[3] = {0, 0, 0};
   long problems = 0, runs = 0, failed_runs = 0, failed_refs = 0, printed = 0;
   for (int m = 0; m < NMODES; ++m) {
     if (!selected[m]) continue;
@@ -208,6 +204,6 @@ int main(int argc, char **argv) {
          "%ld failed runs, %ld failed references or pair counts; worst passing |err|/tol f32 %.3g, bf16 %.3g, "
          "f16 %.3g; %.1f s\n",
          modes_arg, shapes_arg, level == TP_LEVEL_FULL ? "full" : level == TP_LEVEL_REDUCED ? "reduced" : "smoke",
-         problems, nexec, runs, failed_runs, failed_refs, worst[0], worst[1], worst[2], now_s() - t0);
+         problems, nexec, runs, failed_runs, failed_refs, worst[0], worst[1], worst[2], xc_now() - t0);
   return failed_runs || failed_refs ? 1 : 0;
 }

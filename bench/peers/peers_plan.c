@@ -30,8 +30,6 @@ static int die(const char *msg) {
   return 1;
 }
 
-static const char *align_name(xattn_align a) { return a == XATTN_ALIGN_TOP_LEFT ? "top_left" : "bottom_right"; }
-
 static cJSON *context(const xb_topology *t) {
   cJSON *c = cJSON_CreateObject();
   char machine[256], commit_dir[64];
@@ -69,7 +67,7 @@ static cJSON *workload(const xb_workload *w, uint64_t seed, char *err, size_t er
   cJSON_AddNumberToObject(o, "head_dim", w->head_dim);
   cJSON_AddNumberToObject(o, "head_dim_v", w->head_dim_v);
   cJSON_AddStringToObject(o, "mode", xattn_mode_name(w->mode));
-  cJSON_AddStringToObject(o, "align", align_name(w->align));
+  cJSON_AddStringToObject(o, "align", xattn_align_name(w->align));
   int win[2] = {w->window_left, w->window_right};
   cJSON_AddItemToObject(o, "window", cJSON_CreateIntArray(win, 2));
   cJSON_AddNumberToObject(o, "logit_cap", w->logit_cap);

@@ -558,7 +558,7 @@ static double blas_median(const blas_entry *e) {
   int n = 0;
   for (int i = 0; i < e->n; i++)
     if (e->iters[i] == most) v[n++] = e->secs[i];
-  return xb_median(v, n);
+  return xc_median(v, n);
 }
 
 int xb_row_counters(xb_session *s, int r, double sec, xb_counters *c, char *err, size_t errlen) {
@@ -610,10 +610,10 @@ int xb_row_counters(xb_session *s, int r, double sec, xb_counters *c, char *err,
       e = blas_find(row->pair_key, 1);
       if (xb_blas_attention(&s->pb, row->threads, s->opt.blas_threading, err, errlen) != 0) return -1; /* warm-up */
       for (int i = 0; i < 3; i++) {
-        double t0 = xb_now();
+        double t0 = xc_now();
         if (xb_blas_attention(&s->pb, row->threads, s->opt.blas_threading, err, errlen) != 0) return -1;
         e->iters[e->n] = 1;
-        e->secs[e->n++] = xb_now() - t0;
+        e->secs[e->n++] = xc_now() - t0;
       }
     }
     double base = blas_median(e);
@@ -626,7 +626,7 @@ int xb_row_counters(xb_session *s, int r, double sec, xb_counters *c, char *err,
 void xb_progress(xb_session *s, int r) {
   if (r == s->progress_last_row) return;
   s->progress_last_row = r;
-  double now = xb_now();
+  double now = xc_now();
   if (s->progress_done == 0) s->progress_t0 = now;
   s->progress_done++;
   char eta[32] = "?";

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "xattn_common/hash.h"
+
 static void cpuinfo_field(const char *key, char *out, size_t outlen, const char *fallback) {
   snprintf(out, outlen, "%s", fallback);
   FILE *f = fopen("/proc/cpuinfo", "r");
@@ -84,10 +86,9 @@ void xb_model_slug(const char *model, char *out, size_t outlen) {
 void xb_machine_name(const char *model, int cores, const char *topology_summary, char *out, size_t outlen) {
   char slug[200];
   xb_model_slug(model, slug, sizeof slug);
-  uint64_t h = 1469598103934665603ull;
-  for (const char *s = model; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  h = (h ^ '\n') * 1099511628211ull;
-  for (const char *s = topology_summary; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  uint64_t h = xc_fnv1a64_str(XC_FNV1A64_OFFSET, model);
+  h = xc_fnv1a64_str(h, "\n");
+  h = xc_fnv1a64_str(h, topology_summary);
   snprintf(out, outlen, "%s-%dc-%08x", slug, cores, (unsigned)(h >> 32));
 }
 

@@ -165,7 +165,7 @@ double xb_gather_pass(const xb_gather_plan *pl, int threads, size_t prefetch_byt
   if (threads < 1) threads = 1;
   const double token_bytes = (double)pl->heads * (double)(pl->k_row_bytes + pl->v_row_bytes);
   int64_t ahead = token_bytes > 0 ? (int64_t)((double)prefetch_bytes / token_bytes + 0.999) : 0;
-  const double t0 = xb_now();
+  const double t0 = xc_now();
 #pragma omp parallel num_threads(threads)
   {
     const int nt = omp_get_num_threads(), me = omp_get_thread_num();
@@ -176,7 +176,7 @@ double xb_gather_pass(const xb_gather_plan *pl, int threads, size_t prefetch_byt
     for (int i = 0; i < 8; i++) s += acc[i];
     if (s == 0x123456789abcdefull) sink_value = s; /* keeps the reads alive */
   }
-  return xb_now() - t0;
+  return xc_now() - t0;
 }
 
 /* Best of passes: at least 3, and until min_seconds have gone by. */
@@ -212,7 +212,7 @@ typedef struct stream_arg {
 
 static double stream_pass(const void *arg, int threads) {
   const stream_arg *a = arg;
-  const double t0 = xb_now();
+  const double t0 = xc_now();
 #pragma omp parallel num_threads(threads)
   {
     const int nt = omp_get_num_threads(), me = omp_get_thread_num();
@@ -229,7 +229,7 @@ static double stream_pass(const void *arg, int threads) {
     for (int i = 0; i < 8; i++) s += acc[i];
     if (s == 0x123456789abcdefull) sink_value = s;
   }
-  return xb_now() - t0;
+  return xc_now() - t0;
 }
 
 double xb_stream_roof_gbps(int threads, size_t bytes, double min_seconds) {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "isa/amx_tiles.h" /* the kernels' tile configuration */
 #include "xattn/xattn.h"
 
 #define NACC 16
@@ -91,22 +92,12 @@ __attribute__((target("avx512f,avx512bf16"))) static float dp_bf16(int64_t iters
  * own check), once per process. */
 #define AMX_FLOPS_PER_OP 16384.0
 #define AMX_OPS_PER_ITER 4
-typedef struct __attribute__((packed)) tile_config {
-  uint8_t palette, start_row, reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-} tile_config;
 
 __attribute__((target("amx-tile,amx-bf16"))) static float dp_amx(int64_t iters, float seed) {
   static _Alignas(64) uint16_t a[16 * 32], b[16 * 32];
   for (int i = 0; i < 16 * 32; i++) a[i] = b[i] = (uint16_t)(0x3a83 + (i & 7)); /* small bf16 values */
-  tile_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.palette = 1;
-  for (int t = 0; t < 8; t++) {
-    cfg.colsb[t] = 64;
-    cfg.rows[t] = 16;
-  }
+  xattn_amx_tile_config cfg;
+  xattn_amx_tiles_16x64(&cfg);
   _tile_loadconfig(&cfg);
   _tile_zero(0);
   _tile_zero(1);
@@ -155,7 +146,7 @@ double xb_peak_run(xb_peak_kind kind, int threads, int64_t iters) {
   const char *isa = xb_peak_isa(kind);
   if (!isa) return 0;
   if (threads < 1) threads = 1;
-  double t0 = xb_now();
+  double t0 = xc_now();
 #pragma omp parallel num_threads(threads)
   {
     float seed = (float)omp_get_thread_num(), r;
@@ -166,7 +157,7 @@ double xb_peak_run(xb_peak_kind kind, int threads, int64_t iters) {
     else r = fma_scalar(iters, seed);
     if (r == 12345.678f) sink_value = r; /* keep the result alive */
   }
-  return xb_now() - t0;
+  return xc_now() - t0;
 }
 
 double xb_peak_gflops(xb_peak_kind kind, int threads, double min_seconds) {

@@ -9,15 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xattn_common/hash.h"
+
 /* Counter-based hash: value (seed, stream, index) does not depend on which
  * thread computes it, so data are identical at every thread count. */
-static inline uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 static inline float unit_value(uint64_t seed, uint64_t stream, uint64_t i) {
-  uint64_t h = mix(seed * 0x9E3779B97F4A7C15ull + mix(stream * 0xD1B54A32D192ED03ull + i));
+  uint64_t h = xc_mix64(seed * 0x9E3779B97F4A7C15ull + xc_mix64(stream * 0xD1B54A32D192ED03ull + i));
   return (float)((double)(h >> 11) * (2.0 / 9007199254740992.0) - 1.0); /* [-1, 1) */
 }
 
@@ -41,11 +38,6 @@ static void zero(void *dst, size_t bytes, int threads) {
   const int64_t n = (int64_t)bytes;
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t i = 0; i < n; i += 4096) memset((char *)dst + i, 0, (size_t)(n - i < 4096 ? n - i : 4096));
-}
-
-static uint64_t rng_next(uint64_t *s) {
-  *s += 0x9E3779B97F4A7C15ull;
-  return mix(*s);
 }
 
 /* Slots a request keeps in the cache: its prefix, or its encoder tokens. */
@@ -73,7 +65,7 @@ static int32_t *shuffled_indices(int64_t n, uint64_t *state) {
   if (!perm) return NULL;
   for (int64_t i = 0; i < n; i++) perm[i] = (int32_t)i;
   for (int64_t i = n - 1; i > 0; i--) {
-    int64_t j = (int64_t)(rng_next(state) % (uint64_t)(i + 1));
+    int64_t j = (int64_t)(xc_splitmix64(state) % (uint64_t)(i + 1));
     int32_t t = perm[i];
     perm[i] = perm[j];
     perm[j] = t;
@@ -190,7 +182,7 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
   uint64_t rs = seed ^ 0x5EEDull ^ ((uint64_t)S_ROWS << 32);
   for (int b = 0; b < B; b++) pb->req_index[b] = b;
   for (int b = B - 1; b > 0; b--) {
-    int64_t j = (int64_t)(rng_next(&rs) % (uint64_t)(b + 1)), t = pb->req_index[b];
+    int64_t j = (int64_t)(xc_splitmix64(&rs) % (uint64_t)(b + 1)), t = pb->req_index[b];
     pb->req_index[b] = pb->req_index[j];
     pb->req_index[j] = t;
   }
@@ -219,8 +211,8 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
       uint64_t ts = seed ^ ((uint64_t)S_TREE << 32) ^ (uint64_t)b * 0x9E37ull;
       const int32_t E = w->extend_lens[b];
       for (int32_t k = 0; k < E; k++) {
-        double u = (double)(rng_next(&ts) >> 11) * (1.0 / 9007199254740992.0);
-        parent[k] = k == 0 ? -1 : (u < w->tree_density ? k - 1 : (int32_t)(rng_next(&ts) % (uint64_t)k));
+        double u = (double)(xc_splitmix64(&ts) >> 11) * (1.0 / 9007199254740992.0);
+        parent[k] = k == 0 ? -1 : (u < w->tree_density ? k - 1 : (int32_t)(xc_splitmix64(&ts) % (uint64_t)k));
       }
       for (int32_t i = 0; i < E; i++)
         for (int32_t a = i; a >= 0; a = parent[a]) pb->tree_mask[((int64_t)b * max_e + i) * max_e + a] = 1;

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xattn_common/hash.h"
+
 #define MAX_BATCH 65536
 #define MAX_LEN (1 << 24)
 
@@ -31,20 +33,7 @@ static int fail(const ctx *c, const char *field, const char *fmt, ...) {
   return -1;
 }
 
-/* splitmix64: the generator behind "generate" batches (seeded, portable). */
-static uint64_t splitmix64(uint64_t *s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-static double uniform01(uint64_t *s) { return (double)(splitmix64(s) >> 11) * (1.0 / 9007199254740992.0); }
-
-static uint64_t fnv1a(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
+/* Generated batches draw from splitmix64 (xattn_common/hash.h): seeded, portable. */
 
 /* Parameters a workload inherits: built-in < suite "defaults" < shape < workload. */
 typedef struct params {
@@ -95,9 +84,8 @@ static int apply_params(const ctx *c, const char *where, const cJSON *o, params 
   }
   if ((v = cJSON_GetObjectItemCaseSensitive(o, "align"))) {
     snprintf(f, sizeof f, "%s.align", where);
-    if (cJSON_IsString(v) && strcmp(v->valuestring, "bottom_right") == 0) p->align = XATTN_ALIGN_BOTTOM_RIGHT;
-    else if (cJSON_IsString(v) && strcmp(v->valuestring, "top_left") == 0) p->align = XATTN_ALIGN_TOP_LEFT;
-    else return fail(c, f, "expected \"bottom_right\" or \"top_left\"");
+    if (!cJSON_IsString(v) || xattn_align_parse(v->valuestring, &p->align))
+      return fail(c, f, "expected \"bottom_right\" or \"top_left\"");
   }
   if ((v = cJSON_GetObjectItemCaseSensitive(o, "window"))) {
     snprintf(f, sizeof f, "%s.window", where);
@@ -187,7 +175,7 @@ static int draw(const ctx *c, const char *field, const cJSON *d, uint64_t *rng, 
     int n = cJSON_IsArray(vals) ? cJSON_GetArraySize(vals) : 0;
     snprintf(f, sizeof f, "%s.values", field);
     if (n < 1) return fail(c, f, "expected a non-empty list of integers");
-    int pick = (int)(uniform01(rng) * n);
+    int pick = (int)(xc_uniform01(rng) * n);
     if (pick >= n) pick = n - 1;
     for (int i = 0; i < n; i++) { /* validate every entry, not only the one drawn */
       int64_t tmp = 0;
@@ -202,11 +190,11 @@ static int draw(const ctx *c, const char *field, const cJSON *d, uint64_t *rng, 
   snprintf(f, sizeof f, "%s.max", field);
   if (get_int(c, f, cJSON_GetObjectItemCaseSensitive(d, "max"), lo, MAX_LEN, &hi)) return -1;
   if (strcmp(kind->valuestring, "uniform") == 0) {
-    *out = lo + (int64_t)(uniform01(rng) * (double)(hi - lo + 1));
+    *out = lo + (int64_t)(xc_uniform01(rng) * (double)(hi - lo + 1));
     if (*out > hi) *out = hi;
   } else if (strcmp(kind->valuestring, "loguniform") == 0) {
     double a = log((double)(lo > 0 ? lo : 1)), b = log((double)(hi > 0 ? hi : 1));
-    *out = (int64_t)llround(exp(a + uniform01(rng) * (b - a)));
+    *out = (int64_t)llround(exp(a + xc_uniform01(rng) * (b - a)));
     if (*out < lo) *out = lo;
     if (*out > hi) *out = hi;
   } else {
@@ -282,7 +270,7 @@ static int parse_batch(const ctx *c, const char *where, const cJSON *w, const pa
       for (int i = 0; keys[i]; i++) known |= strcmp(it->string, keys[i]) == 0;
       if (!known) return fail(c, f, "unknown field \"%s\" (requests, prefix, extend, encoder, seed)", it->string);
     }
-    int64_t nreq = 0, seed = (int64_t)((pp->seed ^ fnv1a(name)) & 0x1FFFFFFFFFFFFFull);
+    int64_t nreq = 0, seed = (int64_t)((pp->seed ^ xc_fnv1a64_str(XC_FNV1A64_OFFSET, name)) & 0x1FFFFFFFFFFFFFull);
     char g[300];
     snprintf(g, sizeof g, "%s.requests", f);
     if (get_int(c, g, cJSON_GetObjectItemCaseSensitive(gen, "requests"), 1, MAX_BATCH, &nreq)) return -1;

@@ -29,7 +29,7 @@ void run_row(benchmark::State &state, int r) {
     return;
   }
   int64_t iters = 0;
-  double t0 = xb_now();
+  double t0 = xc_now();
   for (auto _ : state) {
     if (xb_row_call(&g_session, r, err, sizeof err) != 0) {
       state.SkipWithError(err);
@@ -37,7 +37,7 @@ void run_row(benchmark::State &state, int r) {
     }
     iters++;
   }
-  double sec = iters ? (xb_now() - t0) / (double)iters : 0;
+  double sec = iters ? (xc_now() - t0) / (double)iters : 0;
   if (!iters || sec <= 0) return;
   const xb_row &row = g_session.rows[r];
   if (row.impl == XB_IMPL_BLAS) xb_blas_record(&g_session, r, iters, sec);

@@ -27,34 +27,41 @@ void xattn_options_init(xattn_options *o) {
   o->schedule = XATTN_SCHED_AUTO;
 }
 
-/* ---- ISAs ------------------------------------------------------------------ */
-static const xattn_isa_kernels *const isa_table[] = {
-#ifdef XATTN_HAVE_X86_ISAS
-    &xattn_isa_amx, &xattn_isa_avx512bf16, &xattn_isa_avx512, &xattn_isa_avx2,
-#endif
-    &xattn_isa_scalar,
-};
-enum { ISA_COUNT = sizeof(isa_table) / sizeof(isa_table[0]) };
+/* ---- ISAs: the registry of src/isa/isas.def ------------------------------- */
+#define ISA_INDEX(name, features, f32_isa) ISA_INDEX_##name,
+enum { XATTN_ISA_LIST(ISA_INDEX) ISA_COUNT };
+#undef ISA_INDEX
+enum { ISA_INDEX_self = -1 };
+#define ISA_ROW(name, features, f32_isa) \
+  {#name, features, &xattn_kernels_##name, ISA_INDEX_##f32_isa < 0 ? NULL : &isa_table[ISA_INDEX_##f32_isa]},
+static const xattn_isa isa_table[ISA_COUNT] = {XATTN_ISA_LIST(ISA_ROW)};
+#undef ISA_ROW
 
+const xattn_isa *xattn_isa_at(int i) { return i >= 0 && i < ISA_COUNT ? &isa_table[i] : NULL; }
 int xattn_isa_count(void) { return ISA_COUNT; }
-const char *xattn_isa_name(int i) { return i >= 0 && i < ISA_COUNT ? isa_table[i]->name : NULL; }
+const char *xattn_isa_name(int i) { return i >= 0 && i < ISA_COUNT ? isa_table[i].name : NULL; }
 
-static const xattn_isa_kernels *isa_find(const char *name) {
+const xattn_isa *xattn_isa_find(const char *name) {
   for (int i = 0; i < ISA_COUNT; i++)
-    if (name && strcmp(name, isa_table[i]->name) == 0) return isa_table[i];
+    if (name && strcmp(name, isa_table[i].name) == 0) return &isa_table[i];
   return NULL;
 }
 
-int xattn_isa_runnable(const char *isa) { return isa_find(isa) != NULL && xattn_cpu_can_run(isa); }
+static int cpu_can_run(const xattn_isa *k) { return xattn_cpu_has_features(k->cpu_features); }
+
+int xattn_isa_runnable(const char *isa) {
+  const xattn_isa *k = xattn_isa_find(isa);
+  return k != NULL && cpu_can_run(k);
+}
 
 static const char *best_runnable(void) {
   for (int i = 0; i < ISA_COUNT; i++)
-    if (xattn_cpu_can_run(isa_table[i]->name)) return isa_table[i]->name;
-  return "scalar";
+    if (cpu_can_run(&isa_table[i])) return isa_table[i].name;
+  return isa_table[ISA_COUNT - 1].name; /* the portable row comes last */
 }
 
 /* The ISA a call runs: explicit option, else XATTN_ISA, else the best runnable. */
-static xattn_status resolve_isa(const char *requested, const xattn_isa_kernels **out) {
+static xattn_status resolve_isa(const char *requested, const xattn_isa **out) {
   const char *what = "options.isa";
   if (!requested) {
     const char *env = getenv("XATTN_ISA");
@@ -64,27 +71,27 @@ static xattn_status resolve_isa(const char *requested, const xattn_isa_kernels *
     }
   }
   if (!requested) requested = best_runnable();
-  const xattn_isa_kernels *k = isa_find(requested);
+  const xattn_isa *k = xattn_isa_find(requested);
   if (!k) return xattn_fail(XATTN_ERR_UNSUPPORTED, "%s: unknown or not built ISA '%s'", what, requested);
-  if (!xattn_cpu_can_run(requested))
+  if (!cpu_can_run(k))
     return xattn_fail(XATTN_ERR_UNSUPPORTED, "%s: this CPU cannot run ISA '%s'", what, requested);
   *out = k;
   return XATTN_OK;
 }
 
 const char *xattn_best_isa(void) {
-  const xattn_isa_kernels *k = NULL;
+  const xattn_isa *k = NULL;
   if (resolve_isa(NULL, &k) != XATTN_OK) return best_runnable();
   return k->name;
 }
 
 /* The kernels that really run a dtype: bf16-only ISAs hand f32/f16 to another. */
-static const xattn_isa_kernels *running_isa(const xattn_isa_kernels *k, xattn_dtype dtype) {
-  return k->non_bf16 && dtype != XATTN_BF16 ? k->non_bf16 : k;
+static const xattn_isa *running_isa(const xattn_isa *k, xattn_dtype dtype) {
+  return k->f32_isa && dtype != XATTN_BF16 ? k->f32_isa : k;
 }
 
 const char *xattn_running_isa(const char *isa, xattn_dtype dtype) {
-  const xattn_isa_kernels *k = isa_find(isa ? isa : xattn_best_isa());
+  const xattn_isa *k = xattn_isa_find(isa ? isa : xattn_best_isa());
   return k ? running_isa(k, dtype)->name : NULL;
 }
 
@@ -101,7 +108,7 @@ static int layout_find(const char *name) {
 
 /* ---- resolution ---------------------------------------------------------- */
 typedef struct resolved {
-  const xattn_isa_kernels *isa;
+  const xattn_isa *isa;
   int variant;
   int layout;
   xattn_schedule schedule;
@@ -156,7 +163,9 @@ static xattn_status resolve_all(const xattn_problem *p, const xattn_options *opt
   else if (opts->schedule != XATTN_SCHED_AUTO)
     return xattn_fail(XATTN_ERR_UNSUPPORTED, "options.schedule: unknown schedule %d", (int)opts->schedule);
   else
-    r->schedule = row && strcmp(row->schedule, "static") == 0 ? XATTN_SCHED_STATIC : XATTN_SCHED_DYNAMIC;
+    r->schedule = row && xattn_schedule_parse(row->schedule, &r->schedule) == 0 && r->schedule != XATTN_SCHED_AUTO
+                      ? r->schedule
+                      : XATTN_SCHED_DYNAMIC;
   r->threads = opts->threads > 0 ? opts->threads : row && row->threads > 0 ? row->threads : omp_get_max_threads();
   return XATTN_OK;
 }
@@ -180,8 +189,8 @@ xattn_status xattn_extend_attention(const xattn_problem *p, const xattn_options 
   if (s != XATTN_OK) return s;
   resolved r;
   if ((s = resolve_all(p, opts, &r)) != XATTN_OK) return s;
-  s = xattn_drive(p, r.isa, r.variant, (xattn_layout_kind)r.layout, r.schedule, r.threads, r.kv_splits,
-                  r.prefetch);
+  s = xattn_drive(p, r.isa->kernels, r.variant, (xattn_layout_kind)r.layout, r.schedule, r.threads,
+                  r.kv_splits, r.prefetch);
   if (s == XATTN_ERR_NOMEM) return xattn_fail(s, "scratch: out of memory");
   if (s != XATTN_OK) return xattn_fail(s, "kernel failed");
   xattn_clear_error();

@@ -1,6 +1,7 @@
-/* Which ISAs this CPU can run. GCC's __builtin_cpu_supports reads CPUID and
- * also checks that the OS saves the wide registers (XGETBV), which is what
- * matters in a VM; "avx512bf16" is queried explicitly (vdpbf16ps). */
+/* Which CPU features this machine offers, by the names the ISA registry
+ * (src/isa/isas.def) uses. GCC's __builtin_cpu_supports reads CPUID and also
+ * checks that the OS saves the wide registers (XGETBV), which is what matters
+ * in a VM; "amx" also needs the OS's tile state and this process's permission. */
 #define _GNU_SOURCE /* syscall() */
 #include <string.h>
 #include "internal/kernel.h"
@@ -38,21 +39,34 @@ static int amx_usable(void) {
 }
 #endif
 
-int xattn_cpu_can_run(const char *isa) {
-  if (!isa) return 0;
-  if (strcmp(isa, "scalar") == 0) return 1;
+/* One CPU feature of src/isa/isas.def's vocabulary. */
+static int cpu_has(const char *f, size_t n) {
+#define IS(name) (n == sizeof(name) - 1 && strncmp(f, name, n) == 0)
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
-  const int avx2 = !!__builtin_cpu_supports("avx2") && !!__builtin_cpu_supports("fma") &&
-                   !!__builtin_cpu_supports("f16c");
-  const int avx512 = avx2 && !!__builtin_cpu_supports("avx512f") &&
-                     !!__builtin_cpu_supports("avx512bw") && !!__builtin_cpu_supports("avx512vl");
-  if (strcmp(isa, "avx2") == 0) return avx2;
-  if (strcmp(isa, "avx512") == 0) return avx512;
-  if (strcmp(isa, "avx512bf16") == 0) return avx512 && !!__builtin_cpu_supports("avx512bf16");
+  if (IS("avx2")) return !!__builtin_cpu_supports("avx2");
+  if (IS("fma")) return !!__builtin_cpu_supports("fma");
+  if (IS("f16c")) return !!__builtin_cpu_supports("f16c");
+  if (IS("avx512f")) return !!__builtin_cpu_supports("avx512f");
+  if (IS("avx512bw")) return !!__builtin_cpu_supports("avx512bw");
+  if (IS("avx512vl")) return !!__builtin_cpu_supports("avx512vl");
+  if (IS("avx512dq")) return !!__builtin_cpu_supports("avx512dq");
+  if (IS("avx512bf16")) return !!__builtin_cpu_supports("avx512bf16");
 #if defined(__x86_64__)
-  if (strcmp(isa, "amx") == 0) return avx512 && !!__builtin_cpu_supports("avx512bf16") && amx_usable();
+  if (IS("amx")) return amx_usable();
 #endif
 #endif
+#undef IS
   return 0;
+}
+
+int xattn_cpu_has_features(const char *features) {
+  if (!features) return 0;
+  for (const char *f = features; *f;) {
+    while (*f == ' ') f++;
+    size_t n = strcspn(f, " ");
+    if (n > 0 && !cpu_has(f, n)) return 0;
+    f += n;
+  }
+  return 1;
 }

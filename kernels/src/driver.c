@@ -68,16 +68,9 @@ typedef struct split_group {
 static void store_row(const xattn_problem *p, const xattn_run *run, const xattn_item *it, int r,
                       const float *acc, float m, float l) {
   const int nh = it->nh, dv = p->head_dim_v;
-  const int64_t t = run->ext_start[it->b] + it->q0 + r / nh;
   const int h = it->h0 + r % nh;
-  const size_t es = xattn_dtype_size(p->dtype);
-  char *dst = (char *)p->o + (t * p->o_token_stride + (int64_t)h * p->o_head_stride) * (int64_t)es;
-  float inv = 0.0f;
-  if (m != -INFINITY) {
-    float den = l;
-    if (p->sinks) den += exp2f(p->sinks[h] * XATTN_LOG2E - m);
-    inv = 1.0f / den;
-  }
+  char *dst = xattn_out_row(run, it->b, it->q0 + r / nh, h);
+  const float inv = xattn_row_inv_denominator(p, h, m, l);
   for (int c = 0; c < dv; c++) {
     const float x = acc ? acc[c] * inv : 0.0f;
     if (p->dtype == XATTN_F32) ((float *)dst)[c] = x;

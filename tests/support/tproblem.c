@@ -1,4 +1,5 @@
 /* Test problems with armed traps; see tproblem.h. */
+#include "xattn_common/hash.h"
 #include "tproblem.h"
 
 #include "case_io.h"
@@ -11,12 +12,7 @@
 
 #define GUARD_BYTES 256
 
-uint64_t tp_rand(uint64_t *s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+uint64_t tp_rand(uint64_t *s) { return xc_splitmix64(s); }
 
 double tp_uniform(uint64_t *s) { return (double)(tp_rand(s) >> 11) * 0x1.0p-52 - 1.0; }
 
@@ -66,12 +62,6 @@ static void poison_rows(void *buf, const xattn_tensor *v, int64_t rows, const ui
   for (int64_t r = 0; r < rows; ++r)
     if (!used[r]) fill_nan((char *)buf + (size_t)(r * v->token_stride) * xattn_dtype_size(t),
                            (size_t)v->token_stride, t);
-}
-
-const char *tp_align_name(xattn_align a) { return a == XATTN_ALIGN_TOP_LEFT ? "top_left" : "bottom_right"; }
-
-const char *tp_schedule_name(xattn_schedule s) {
-  return s == XATTN_SCHED_STATIC ? "static" : s == XATTN_SCHED_DYNAMIC ? "dynamic" : "auto";
 }
 
 /* Element offset of (token, head 0) of a cache tensor: token = block * page + i. */
@@ -444,7 +434,7 @@ int tp_ok(const tp_result *r) { return r->bad == 0 && r->overwritten == 0; }
 void tp_describe(const tproblem *tp, char *buf, size_t len) {
   const tp_shape *s = &tp->shape;
   int n = snprintf(buf, len, "shape=%s mode=%s align=%s window=(%d,%d) dtype=%s seed=%llu", s->name,
-                   xattn_mode_name(tp->mask.mode), tp_align_name(tp->mask.align), tp->mask.wl,
+                   xattn_mode_name(tp->mask.mode), xattn_align_name(tp->mask.align), tp->mask.wl,
                    tp->mask.wr, xattn_dtype_name(tp->mask.dtype), (unsigned long long)tp->seed);
   if (n > 0 && (size_t)n < len && (tp->mask.page_size > 1 || tp->mask.cache_layout || tp->mask.start_cols || tp->mask.kv8))
     snprintf(buf + n, len - (size_t)n, " page=%d cache=%s start_cols=%d kv=%s", tp->mask.page_size,
@@ -540,7 +530,7 @@ int tp_exec_list(tp_level level, tp_exec **out) {
 
 void tp_exec_describe(const tp_exec *e, char *buf, size_t len) {
   snprintf(buf, len, "isa=%s variant=%s layout=%s kv_splits=%d prefetch=%d threads=%d schedule=%s", e->isa,
-           e->variant, e->layout, e->kv_splits, e->prefetch, e->threads, tp_schedule_name(e->schedule));
+           e->variant, e->layout, e->kv_splits, e->prefetch, e->threads, xattn_schedule_name(e->schedule));
 }
 
 void tp_exec_options(const tp_exec *e, xattn_options *o) {

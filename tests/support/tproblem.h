@@ -106,8 +106,6 @@ void tp_describe(const tproblem *tp, char *buf, size_t len);
 /* "2 of 640 bad, 0 non-finite, 0 overwritten; worst [t=3 h=1 d=7] got .. want .. (ratio ..)" */
 void tp_describe_result(const tp_result *r, char *buf, size_t len);
 
-const char *tp_align_name(xattn_align a);
-
 /* ---- run configurations -------------------------------------------------- */
 typedef struct tp_exec {
   const char *isa, *variant, *layout;
@@ -127,7 +125,6 @@ typedef enum tp_level {
 int tp_exec_list(tp_level level, tp_exec **out);
 void tp_exec_describe(const tp_exec *e, char *buf, size_t len);
 void tp_exec_options(const tp_exec *e, xattn_options *o);
-const char *tp_schedule_name(xattn_schedule s);
 
 /* Runs xattn_extend_attention under e on a reset output and checks it.
  * Returns the check (status != OK is reported as bad = -1). */

@@ -5,38 +5,34 @@
 #include <string.h>
 
 #include "tune_stats.h"
+#include "xattn_common/hash.h"
 #include "xattn/xattn.h"
 
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n) {
-  const unsigned char *c = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 0x100000001b3ULL;
-  return h;
-}
 
 /* Everything about a workload that changes its timing. */
 static uint64_t workload_hash(uint64_t h, const xb_workload *w, xattn_dtype dt) {
-  h = hash_bytes(h, w->name, strlen(w->name));
-  h = hash_bytes(h, &dt, sizeof dt);
-  h = hash_bytes(h, &w->batch, sizeof w->batch);
-  h = hash_bytes(h, w->prefix_lens, sizeof(int32_t) * (size_t)w->batch);
-  h = hash_bytes(h, w->extend_lens, sizeof(int32_t) * (size_t)w->batch);
-  if (w->encoder_lens) h = hash_bytes(h, w->encoder_lens, sizeof(int32_t) * (size_t)w->batch);
+  h = xc_fnv1a64_bytes(h, w->name, strlen(w->name));
+  h = xc_fnv1a64_bytes(h, &dt, sizeof dt);
+  h = xc_fnv1a64_bytes(h, &w->batch, sizeof w->batch);
+  h = xc_fnv1a64_bytes(h, w->prefix_lens, sizeof(int32_t) * (size_t)w->batch);
+  h = xc_fnv1a64_bytes(h, w->extend_lens, sizeof(int32_t) * (size_t)w->batch);
+  if (w->encoder_lens) h = xc_fnv1a64_bytes(h, w->encoder_lens, sizeof(int32_t) * (size_t)w->batch);
   int32_t f[8] = {w->heads_q, w->heads_kv, w->head_dim, w->head_dim_v, (int32_t)w->mode,
                   (int32_t)w->align, w->window_left, w->window_right};
-  h = hash_bytes(h, f, sizeof f);
-  h = hash_bytes(h, &w->logit_cap, sizeof w->logit_cap);
-  h = hash_bytes(h, &w->has_sinks, sizeof w->has_sinks);
-  h = hash_bytes(h, &w->tree_density, sizeof w->tree_density);
-  return hash_bytes(h, &w->seed, sizeof w->seed);
+  h = xc_fnv1a64_bytes(h, f, sizeof f);
+  h = xc_fnv1a64_bytes(h, &w->logit_cap, sizeof w->logit_cap);
+  h = xc_fnv1a64_bytes(h, &w->has_sinks, sizeof w->has_sinks);
+  h = xc_fnv1a64_bytes(h, &w->tree_density, sizeof w->tree_density);
+  return xc_fnv1a64_bytes(h, &w->seed, sizeof w->seed);
 }
 
 static uint64_t file_hash(const char *path) {
   FILE *f = fopen(path, "rb");
-  uint64_t h = 0xcbf29ce484222325ULL;
+  uint64_t h = XC_FNV1A64_OFFSET;
   if (!f) return 0;
   unsigned char buf[4096];
   size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) h = hash_bytes(h, buf, n);
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) h = xc_fnv1a64_bytes(h, buf, n);
   fclose(f);
   return h;
 }
@@ -71,7 +67,7 @@ int tune_classes_load(tune_class_set *cs, const char *const *suites, int n_suite
   memset(cs, 0, sizeof *cs);
   int cap = 0;
   size_t k = 0;
-  uint64_t all = 0xcbf29ce484222325ULL;
+  uint64_t all = XC_FNV1A64_OFFSET;
   for (int s = 0; s < n_suites; s++) {
     if (cs->n_suites == TUNE_MAX_SUITES) {
       snprintf(err, errn, "--suite: at most %d suites", TUNE_MAX_SUITES);
@@ -82,7 +78,7 @@ int tune_classes_load(tune_class_set *cs, const char *const *suites, int n_suite
     cs->suites[cs->n_suites++] = su;
     const char *base = strrchr(su->path, '/');
     uint64_t fh = file_hash(su->path);
-    all = hash_bytes(all, &fh, sizeof fh);
+    all = xc_fnv1a64_bytes(all, &fh, sizeof fh);
     int w = snprintf(cs->inputs + k, sizeof cs->inputs - k, "%s%s fnv1a64:%016llx", k ? ", " : "",
                      base ? base + 1 : su->path, (unsigned long long)fh);
     if (w > 0 && (size_t)w < sizeof cs->inputs - k) k += (size_t)w;
@@ -134,7 +130,7 @@ int tune_classes_load(tune_class_set *cs, const char *const *suites, int n_suite
    * different class, so cached timings are never mixed up) */
   int kept = 0;
   for (int i = 0; i < cs->n; i++) {
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = XC_FNV1A64_OFFSET;
     for (int j = 0; j < cs->n_members[i]; j++)
       h = workload_hash(h, cs->members[i][j].w, cs->members[i][j].dtype);
     snprintf(cs->classes[i].workloads_digest, sizeof cs->classes[i].workloads_digest, "%016llx",

@@ -57,7 +57,7 @@ int tune_compare(tune_env *env, tune_class_set *cs, const tune_compare_opts *o, 
   cmp_row *rows = calloc((size_t)cs->n, sizeof(cmp_row));
   int bad = 0;
   int cores = env->machine.cores > 0 ? env->machine.cores : 1;
-  double t_start = tune_now();
+  double t_start = xc_now();
   for (int i = 0; i < cs->n; i++) {
     const tune_class *c = &cs->classes[i];
     cmp_row *R = &rows[i];
@@ -115,8 +115,8 @@ int tune_compare(tune_env *env, tune_class_set *cs, const tune_compare_opts *o, 
     R->n = n;
     if (n >= 3) {
       R->ok = 1;
-      R->mb = tune_median(tb, n);
-      R->mt = tune_median(tt, n);
+      R->mb = xc_median(tb, n);
+      R->mt = xc_median(tt, n);
       R->r = tune_ratio_of_medians_paired(tb, tt, n, 2000, o->seed ^ tune_hash64(c->key, 3));
       const char *verdict = R->r.lo > 1.0 ? "faster beyond the noise"
                             : R->r.hi < 1.0 ? "SLOWER beyond the noise"
@@ -127,7 +127,7 @@ int tune_compare(tune_env *env, tune_class_set *cs, const tune_compare_opts *o, 
       bad = 1;
     }
     fprintf(stderr, "[compare] %d/%d %s: baseline %s vs tuned %s: %s (%.0fs elapsed)\n", i + 1, cs->n,
-            c->key, bc.key, tc.key, R->note, tune_now() - t_start);
+            c->key, bc.key, tc.key, R->note, xc_now() - t_start);
     free(tb);
     free(tt);
   }

@@ -236,10 +236,10 @@ static void dump_space(const char *path, tune_store *st, const tune_class *cls, 
           cls->key, env->id.machine, env->id.cpu_model, env->id.compiler, env->id.kernel_digest);
   const double *t;
   int k = tune_store_times(st, cls->key, "default", "final", &t);
-  if (k > 0) fprintf(f, "default\t%.6g\n", tune_median(t, k));
+  if (k > 0) fprintf(f, "default\t%.6g\n", xc_median(t, k));
   for (int i = 0; i < n; i++) {
     k = tune_store_times(st, cls->key, c[i].key, "search", &t);
-    if (k > 0) fprintf(f, "%s\t%.6g\n", c[i].key, tune_median(t, k));
+    if (k > 0) fprintf(f, "%s\t%.6g\n", c[i].key, xc_median(t, k));
   }
   fclose(f);
   rename(tmp, path);
@@ -285,14 +285,14 @@ static int cmd_run(const args *a, tune_env *env) {
   run.store = st;
   run.ev = real_eval_iface(re);
   run.results = calloc((size_t)cs.n, sizeof(tune_result));
-  run.budget.start = tune_now();
+  run.budget.start = xc_now();
   if (a->budget > 0) run.budget.deadline = run.budget.start + a->budget;
   run.budget.max_evals = a->max_evals;
   fprintf(stderr, "[tune] %d classes from %d suite(s), strategy %s, budget %s%s, cache %s\n", cs.n,
           cs.n_suites, tune_strategy_name(a->set.strategy), a->budget > 0 ? "" : "none",
           a->budget > 0 ? "set" : "", cache);
   tune_run_all(&run);
-  double elapsed = tune_now() - run.budget.start;
+  double elapsed = xc_now() - run.budget.start;
 
   /* header: tuned rows first, then the base header's rows (catch-all last) */
   const tune_row *base;

@@ -106,7 +106,7 @@ static int prepare(real_eval *r, const tune_class *cls) {
   if (!r->probs || !r->small) return -1;
   char err[512];
   int threads = r->env->machine.cores > 0 ? r->env->machine.cores : 1;
-  double t0 = tune_now();
+  double t0 = xc_now();
   for (int i = 0; i < n; i++) {
     if (xb_problem_build(&r->probs[i], m[i].w, m[i].dtype, r->seed, threads, err, sizeof err) != 0) {
       fprintf(stderr, "[tune] class %s: workload %s: %s\n", cls->key, m[i].w->name, err);
@@ -136,7 +136,7 @@ static int prepare(real_eval *r, const tune_class *cls) {
   }
   r->cur = ci;
   fprintf(stderr, "[tune] class %s: built %d workload(s) + small reference cases in %.1fs\n",
-          cls->key, n, tune_now() - t0);
+          cls->key, n, xc_now() - t0);
   return 0;
 }
 
@@ -146,7 +146,7 @@ void real_eval_options(const tune_cand *c, void *out) {
   if (!c) return;
   o->variant = c->variant;
   o->layout = c->layout;
-  o->schedule = !strcmp(c->schedule, "static") ? XATTN_SCHED_STATIC : XATTN_SCHED_DYNAMIC;
+  if (xattn_schedule_parse(c->schedule, &o->schedule)) o->schedule = XATTN_SCHED_DYNAMIC;
   o->threads = c->threads;
   o->kv_splits = c->kv_splits;
   o->prefetch = c->prefetch;
@@ -217,9 +217,9 @@ static double measure(void *ctx, const tune_class *cls, const tune_cand *c, int 
   for (int pass = warm ? 0 : 1; pass < 2; pass++) {
     total = 0;
     for (int i = 0; i < r->nprobs; i++) {
-      double t0 = tune_now();
+      double t0 = xc_now();
       xattn_status st = xattn_extend_attention(&r->probs[i].p, &o);
-      double t1 = tune_now();
+      double t1 = xc_now();
       if (st != XATTN_OK) {
         fprintf(stderr, "[tune] %s %s: %s\n", cls->key, c ? c->key : "default", xattn_last_error());
         return -1;

@@ -9,7 +9,7 @@
 int tune_run_all(tune_run *run) {
   run->budget.classes_total = run->n_classes;
   run->budget.classes_done = 0;
-  if (run->budget.start == 0) run->budget.start = tune_now();
+  if (run->budget.start == 0) run->budget.start = xc_now();
   /* the decode layout multiplies by its split and prefetch values */
   const int per_layout = (run->axes->n_splits > 0 ? run->axes->n_splits : 1) *
                          (run->axes->n_prefetch > 0 ? run->axes->n_prefetch : 1);

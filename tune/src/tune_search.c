@@ -18,12 +18,6 @@
 #include <string.h>
 #include <time.h>
 
-double tune_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static const char *strategy_names[] = {"exhaustive", "random", "halving"};
 const char *tune_strategy_name(tune_strategy s) { return strategy_names[s]; }
 int tune_strategy_parse(const char *name, tune_strategy *s) {
@@ -74,7 +68,7 @@ typedef struct run_ctx {
 } run_ctx;
 
 static int out_of_budget(const run_ctx *rc) {
-  double now = tune_now();
+  double now = xc_now();
   if (rc->b->deadline > 0 && now >= rc->b->deadline) return 1;
   if (rc->b->max_evals > 0 && rc->b->evals >= rc->b->max_evals) return 1;
   if (rc->class_deadline > 0 && now >= rc->class_deadline) return 1;
@@ -91,7 +85,7 @@ static void fmt_dur(char *buf, size_t n, double s) {
 
 static void progress(run_ctx *rc, int force) {
   if (!rc->set->progress) return;
-  double now = tune_now();
+  double now = xc_now();
   if (!force && now - rc->last_progress < 2.0) return;
   rc->last_progress = now;
   double left_here = (double)(rc->planned > rc->done ? rc->planned - rc->done : 0) * rc->t_est;
@@ -207,7 +201,7 @@ static int measure_to(run_ctx *rc, const tune_cand *cands, slot *s, int r) {
   if (use > s->used) {
     rc->out->search_reps += use - s->used;
     s->used = use;
-    s->med = tune_median(t, use);
+    s->med = xc_median(t, use);
   }
   if (st == ST_FAILED) {
     s->alive = 0;
@@ -258,7 +252,7 @@ static long affordable_reps(const run_ctx *rc) {
   }
   if (rc->class_deadline > 0 && rc->t_est > 0) {
     /* candidates are slower than the defaults on average: plan with 1.5x */
-    long e = (long)((rc->class_deadline - tune_now()) / (1.5 * rc->t_est)) - reserve;
+    long e = (long)((rc->class_deadline - xc_now()) / (1.5 * rc->t_est)) - reserve;
     if (e < a) a = e;
   }
   return a < 1 ? 1 : a;
@@ -393,12 +387,12 @@ static int pick_finalist(run_ctx *rc, const tune_cand *cands, const slot **top, 
   if (n < 3) return 0;
   int best = -1;
   int k = tune_store_times(rc->st, rc->cls->key, "default", "finalists", &t);
-  double best_med = tune_median(t, k < n ? k : n);
+  double best_med = xc_median(t, k < n ? k : n);
   *def_med = best_med;
   double top_med = 0; /* the best finalist's, for the report */
   for (int f = 0; f < nt; f++) {
     k = tune_store_times(rc->st, rc->cls->key, cands[top[f]->idx].key, "finalists", &t);
-    double m = tune_median(t, k < n ? k : n);
+    double m = xc_median(t, k < n ? k : n);
     if (f == 0 || m < top_med) top_med = m;
     if (m < best_med) {
       best = f;
@@ -443,8 +437,8 @@ static int compare_with_default(run_ctx *rc, const tune_cand *best) {
   if (n < 3) return -1;
   hd = tune_store_times(rc->st, rc->cls->key, "default", "final", &td);
   hb = tune_store_times(rc->st, rc->cls->key, best->key, "final", &tb);
-  o->default_median = tune_median(td, n);
-  o->tuned_median = tune_median(tb, n);
+  o->default_median = xc_median(td, n);
+  o->tuned_median = xc_median(tb, n);
   o->speedup = tune_ratio_of_medians_paired(td, tb, n, 2000, seed);
   return 0;
 }
@@ -454,7 +448,7 @@ int tune_class_run(const tune_class *cls, const tune_cand *cands, int n, const t
   memset(out, 0, sizeof *out);
   out->cls = *cls;
   out->n_candidates = n;
-  run_ctx rc = {cls, set, b, st, ev, out, tune_now(), 0, 0, 0, 0, 0, 0, 0, ""};
+  run_ctx rc = {cls, set, b, st, ev, out, xc_now(), 0, 0, 0, 0, 0, 0, 0, ""};
   int left = b->classes_total - b->classes_done;
   if (left < 1) left = 1;
   if (b->deadline > 0) rc.class_deadline = rc.class_start + (b->deadline - rc.class_start) / left;

@@ -34,7 +34,6 @@ typedef struct tune_budget {
   long evals;             /* new timed repetitions so far, all phases */
   int classes_total, classes_done;
 } tune_budget;
-double tune_now(void);
 
 #define TUNE_MAX_REJECTED 32
 typedef struct tune_result {

@@ -4,20 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+#include "xattn_common/hash.h"
 
 void tune_rng_seed(tune_rng *r, uint64_t seed) { r->s = seed; }
 
-uint64_t tune_rng_next(tune_rng *r) { /* splitmix64 */
-  r->s += 0x9e3779b97f4a7c15ULL;
-  return mix64(r->s);
-}
+uint64_t tune_rng_next(tune_rng *r) { return xc_splitmix64(&r->s); }
 
-double tune_rng_uniform(tune_rng *r) { return (double)(tune_rng_next(r) >> 11) * 0x1.0p-53; }
+double tune_rng_uniform(tune_rng *r) { return xc_uniform01(&r->s); }
 
 double tune_rng_normal(tune_rng *r) {
   double u1 = tune_rng_uniform(r), u2 = tune_rng_uniform(r);
@@ -26,42 +19,24 @@ double tune_rng_normal(tune_rng *r) {
 }
 
 uint64_t tune_hash64(const char *s, uint64_t seed) {
-  uint64_t h = 0xcbf29ce484222325ULL ^ seed;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-  return mix64(h);
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-double tune_median(const double *x, int n) {
-  double small[64];
-  double *t = n <= 64 ? small : malloc(sizeof(double) * (size_t)n);
-  if (!t) return x[0];
-  memcpy(t, x, sizeof(double) * (size_t)n);
-  qsort(t, (size_t)n, sizeof(double), cmp_double);
-  double m = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-  if (t != small) free(t);
-  return m;
+  return xc_mix64(xc_fnv1a64_str(XC_FNV1A64_OFFSET ^ seed, s));
 }
 
 static double resampled_median(const double *x, int n, tune_rng *r, double *scratch) {
   for (int i = 0; i < n; i++) scratch[i] = x[tune_rng_next(r) % (uint64_t)n];
-  return tune_median(scratch, n);
+  return xc_median(scratch, n);
 }
 
 /* The 95% percentile interval of bootstrap ratios (sorts them). */
 static void ci95_of(double *ratios, int n, tune_ratio *out) {
-  qsort(ratios, (size_t)n, sizeof(double), cmp_double);
+  xc_sort_doubles(ratios, n);
   out->lo = ratios[(int)(0.025 * (n - 1))];
   out->hi = ratios[(int)(0.975 * (n - 1))];
 }
 
 tune_ratio tune_ratio_of_medians(const double *a, int na, const double *b, int nb, int resamples,
                                  uint64_t seed) {
-  tune_ratio out = {tune_median(a, na) / tune_median(b, nb), 0, 0};
+  tune_ratio out = {xc_median(a, na) / xc_median(b, nb), 0, 0};
   if (resamples < 20) resamples = 20;
   double *ratios = malloc(sizeof(double) * (size_t)resamples);
   double *scratch = malloc(sizeof(double) * (size_t)(na > nb ? na : nb));
@@ -86,7 +61,7 @@ tune_ratio tune_ratio_of_medians(const double *a, int na, const double *b, int n
 
 tune_ratio tune_ratio_of_medians_paired(const double *a, const double *b, int n, int resamples,
                                         uint64_t seed) {
-  tune_ratio out = {tune_median(a, n) / tune_median(b, n), 0, 0};
+  tune_ratio out = {xc_median(a, n) / xc_median(b, n), 0, 0};
   if (resamples < 20) resamples = 20;
   double *ratios = malloc(sizeof(double) * (size_t)resamples);
   double *sa = malloc(sizeof(double) * (size_t)n), *sb = malloc(sizeof(double) * (size_t)n);
@@ -105,7 +80,7 @@ tune_ratio tune_ratio_of_medians_paired(const double *a, const double *b, int n,
       sa[j] = a[k];
       sb[j] = b[k];
     }
-    ratios[i] = tune_median(sa, n) / tune_median(sb, n);
+    ratios[i] = xc_median(sa, n) / xc_median(sb, n);
   }
   ci95_of(ratios, resamples, &out);
   free(ratios);

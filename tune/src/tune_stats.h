@@ -5,14 +5,15 @@
 
 #include <stdint.h>
 
+#include "xattn_common/clock.h" /* xc_now */
+#include "xattn_common/stats.h" /* xc_median */
+
 typedef struct tune_rng { uint64_t s; } tune_rng;
 void tune_rng_seed(tune_rng *r, uint64_t seed);
 uint64_t tune_rng_next(tune_rng *r);
 double tune_rng_uniform(tune_rng *r); /* [0, 1) */
 double tune_rng_normal(tune_rng *r);
 uint64_t tune_hash64(const char *s, uint64_t seed); /* FNV-1a, then mixed */
-
-double tune_median(const double *x, int n); /* n >= 1; x is not modified */
 
 typedef struct tune_ratio {
   double ratio;      /* median(a) / median(b): > 1 means b is faster */

@@ -129,7 +129,7 @@ static tune_result run_one(const tune_class *cls, const tune_cand *cands, int n,
   tune_store_set_durable(st, 0);
   tune_budget b;
   memset(&b, 0, sizeof b);
-  b.start = tune_now();
+  b.start = xc_now();
   b.classes_total = 1;
   tune_eval ev = fake_eval_iface(fe);
   tune_class_run(cls, cands, n, &set, &b, st, &ev, &r);
@@ -277,7 +277,7 @@ static int test_budget(void) {
       tune_store_set_durable(st, 0);
       tune_budget b;
       memset(&b, 0, sizeof b);
-      b.start = tune_now();
+      b.start = xc_now();
       b.classes_total = 1;
       b.max_evals = max;
       tune_settings set = quiet_settings((tune_strategy)s);

@@ -2,14 +2,13 @@
 #ifndef XATTN_BENCH_TIMING_H
 #define XATTN_BENCH_TIMING_H
 
+#include "xattn_common/clock.h" /* xc_now */
+#include "xattn_common/stats.h" /* xc_median */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Monotonic seconds. */
-double xb_now(void);
-/* Median of n values (sorts a copy; n <= 4096). 0 when n == 0. */
-double xb_median(const double *v, int n);
 /* Formats seconds as "1m20s" / "12.3s" into buf. */
 const char *xb_format_duration(double seconds, char *buf, int len);
 

@@ -37,6 +37,8 @@ typedef enum xattn_status {
 
 /* Short name of a status ("ok", "null", "shape", ...). Never NULL. */
 const char *xattn_status_string(xattn_status s);
+const char *xattn_status_name(xattn_status s);                /* same, "?" when unknown */
+int xattn_status_parse(const char *name, xattn_status *s);     /* 0 on success */
 /* One line describing the last error on this thread, naming the field and the
  * reason, e.g. "extend_lens[3]: negative length -1". Empty after success. */
 const char *xattn_last_error(void);
@@ -157,7 +159,7 @@ typedef struct xattn_options {
   const char *layout;  /* "flat", "gqa", "kvsplit", "decode"; NULL: from the config header.
                           "decode" (few rows: decode steps, small extends) runs gqa when a
                           request holds more than 2048 rows (E_b x H_Q) */
-  const char *isa;     /* "scalar", "avx2", "avx512", "avx512bf16", "amx"; NULL: best runnable */
+  const char *isa;     /* an xattn_isa_name() (kernels/src/isa/isas.def); NULL: best runnable */
   int threads;         /* <= 0: OpenMP's default */
   xattn_schedule schedule;
   int kv_splits;       /* kvsplit / decode layouts: number of key-range splits; <= 0: from the
@@ -222,10 +224,20 @@ xattn_status xattn_resolve(const xattn_problem *p, const xattn_options *opts,
 #define XATTN_PREFIX_BUCKETS 4 /* max P_b: 0, <=1024, <=8192, >8192 */
 int xattn_extend_bucket(int64_t max_extend);
 int xattn_prefix_bucket(int64_t max_prefix);
+
+/* ---- enum names ----------------------------------------------------------
+ * Every public enum has a stable name (never NULL; "?" for a value outside
+ * the enum) and a parser (0 on success, -1 for an unknown name). */
 const char *xattn_mode_name(xattn_mode m);              /* "causal", "bidirectional", "cross", "tree" */
-int xattn_mode_parse(const char *name, xattn_mode *m);  /* 0 on success */
-const char *xattn_cache_layout_name(xattn_cache_layout l);              /* "token_major", "head_major" */
-int xattn_cache_layout_parse(const char *name, xattn_cache_layout *l);  /* 0 on success */
+int xattn_mode_parse(const char *name, xattn_mode *m);
+const char *xattn_align_name(xattn_align a);            /* "bottom_right", "top_left" */
+int xattn_align_parse(const char *name, xattn_align *a);
+const char *xattn_schedule_name(xattn_schedule s);      /* "auto", "static", "dynamic" */
+int xattn_schedule_parse(const char *name, xattn_schedule *s);
+const char *xattn_index_type_name(xattn_index_type t);  /* "i32", "i64" */
+int xattn_index_type_parse(const char *name, xattn_index_type *t);
+const char *xattn_cache_layout_name(xattn_cache_layout l);  /* "token_major", "head_major" */
+int xattn_cache_layout_parse(const char *name, xattn_cache_layout *l);
 
 /* ---- dtype helpers -------------------------------------------------------- */
 size_t xattn_dtype_size(xattn_dtype t);

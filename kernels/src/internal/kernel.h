@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include "xattn/xattn.h"
+#include "xattn_isa_list.h"
 
 /* log2(e): kernels work in base 2 (exp2 is cheaper), so scores, caps and sinks
  * are multiplied by it once up front. */
@@ -51,36 +52,41 @@ typedef void (*xattn_item_fn)(const xattn_run *run, const xattn_item *it,
 typedef size_t (*xattn_scratch_fn)(const xattn_run *run);
 
 /* One ISA's kernels. items[v] is the kernel for variant v of the compiled
- * variant list (xattn_variant_name(v)); kernels handle every dtype. */
+ * variant list (xattn_variant_name(v)); kernels handle every dtype. Each
+ * src/isa/isa_<name>.c defines xattn_kernels_<name> with XATTN_ISA_KERNELS. */
 typedef struct xattn_isa_kernels {
-  const char *name;
   xattn_scratch_fn scratch_bytes;
   const xattn_item_fn *items;
   /* the few-rows path (layout "decode", src/decode/decode.inc): one item = a
      request's rows over a key range, any variant */
   xattn_item_fn decode_item;
   xattn_scratch_fn decode_scratch_bytes;
+} xattn_isa_kernels;
+#define XATTN_ISA_KERNELS(name) \
+  const xattn_isa_kernels xattn_kernels_##name = {item_scratch_bytes, item_table, decode_item, decode_scratch_bytes}
+
+#define XATTN_ISA_DECLARE(name, features, f32_isa) extern const xattn_isa_kernels xattn_kernels_##name;
+XATTN_ISA_LIST(XATTN_ISA_DECLARE)
+#undef XATTN_ISA_DECLARE
+
+/* A row of the ISA registry (src/isa/isas.def), built ones only, best first. */
+typedef struct xattn_isa {
+  const char *name;
+  const char *cpu_features;   /* space-separated, checked by cpu.c */
+  const xattn_isa_kernels *kernels;
   /* An ISA with bf16 code only names the ISA whose kernels run its f32 and f16
    * problems; resolution substitutes it, so what a call reports (xattn_resolve,
    * bench rows, the config class) is the code that really runs. NULL: itself. */
-  const struct xattn_isa_kernels *non_bf16;
-} xattn_isa_kernels;
+  const struct xattn_isa *f32_isa;
+} xattn_isa;
 
-/* Compiled ISAs, best first (index = xattn_isa_name order). */
-extern const xattn_isa_kernels xattn_isa_scalar;
-#ifdef XATTN_HAVE_X86_ISAS
-extern const xattn_isa_kernels xattn_isa_avx2;
-extern const xattn_isa_kernels xattn_isa_avx512;
-extern const xattn_isa_kernels xattn_isa_avx512bf16;
-extern const xattn_isa_kernels xattn_isa_amx;
-/* isa_avx512.c's decode path, shared by the bf16-only ISAs */
-void xattn_avx512_decode_item(const xattn_run *run, const xattn_item *it, void *scratch,
-                              const xattn_partial_view *part);
-size_t xattn_avx512_decode_scratch_bytes(const xattn_run *run);
-#endif
+/* api.c: the registry. NULL when i is out of range / the name is not built. */
+const xattn_isa *xattn_isa_at(int i);
+const xattn_isa *xattn_isa_find(const char *name);
 
-/* cpu.c: can this CPU run the named ISA (built or not). */
-int xattn_cpu_can_run(const char *isa);
+/* cpu.c: does this CPU (and OS) offer every feature of a space-separated list
+ * (an ISA's cpu_features)? An unknown feature name counts as missing. */
+int xattn_cpu_has_features(const char *features);
 
 /* config.c: the first config-header row matching the class. */
 typedef struct xattn_config_row {

@@ -3,6 +3,7 @@
 #ifndef XATTN_INTERNAL_MASK_H
 #define XATTN_INTERNAL_MASK_H
 
+#include <math.h>
 #include "internal/cache.h"
 #include "internal/kernel.h"
 
@@ -48,6 +49,23 @@ static inline const char *xattn_key_row(const xattn_run *r, int b, int kvh, int6
   const size_t es = xattn_dtype_size(p->dtype);
   const int64_t t = r->ext_start[b] + (j - p->prefix_lens[b]);
   return (const char *)ext->data + (t * ext->token_stride + (int64_t)kvh * ext->head_stride) * (int64_t)es;
+}
+
+/* The row epilogue, shared by the kernels (item.inc) and the kvsplit merge
+ * (driver.c): where output row (request b, query i, head h) starts, and the
+ * factor that turns its accumulator into o: 1 / (l + e^sink), in base 2
+ * against the row's running max m. A row that saw no key (m = -inf) gets 0 and
+ * so writes zeros, sink or not (docs/contract.md §1). */
+static inline char *xattn_out_row(const xattn_run *r, int b, int32_t i, int h) {
+  const xattn_problem *p = r->p;
+  const int64_t t = r->ext_start[b] + i;
+  return (char *)p->o + (t * p->o_token_stride + (int64_t)h * p->o_head_stride) * (int64_t)xattn_dtype_size(p->dtype);
+}
+
+static inline float xattn_row_inv_denominator(const xattn_problem *p, int h, float m, float l) {
+  if (m == -INFINITY) return 0.0f;
+  if (p->sinks) l += exp2f(p->sinks[h] * XATTN_LOG2E - m);
+  return 1.0f / l;
 }
 
 /* Tree mode: does extend query i of request b see extend key k (0-based)? */

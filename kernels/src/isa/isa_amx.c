@@ -13,12 +13,16 @@
  *   st       [RC][NS] f32      scores row-major (tile C), softmax'd in place
  *   pp       [RC][NS] bf16     p rounded to bf16 (tile A of P V)
  * Rows are processed in blocks of 32 (2 tiles), keys in blocks of 32. */
+#include "isa/exp2_poly.h"
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "xattn/xattn.h"
 #include "internal/kernel.h"
 #include "xattn_variant_list.h"
 #include "isa/simd_avx512.h"
+#include "isa/bf16_pairs.h"
+#include "isa/amx_tiles.h"
+#include "isa/hooks.h"
 
 #define RC 64
 #define KR 32 /* keys are padded to a multiple of 32 */
@@ -68,33 +72,14 @@ static void hook_pack_kv(void *kpv, void *vpv, const char *const *kptr, const ch
     }
     const uint16_t *a = (const uint16_t *)vptr[j];
     const uint16_t *b = j + 1 < n ? (const uint16_t *)vptr[j + 1] : NULL;
-    for (int c = 0; c < dvp; c += 16) {
-      const __mmask16 k = c < dv ? tail_mask(dv - c) : 0;
-      const __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(k, a + c));
-      const __m512i hi = b ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(k, b + c)) : _mm512_setzero_si512();
-      _mm512_store_si512(dst + c, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
-    }
+    pack_bf16_pair_row(dst, a, b, dv, dvp);
   }
 }
 
-/* tiles 0-3: C (2 x 2 blocks of 16 x 16 f32), 4-5: A, 6-7: B; all 16 rows x 64 bytes */
-typedef struct tile_config {
-  uint8_t palette, start_row, reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-} tile_config;
-
+/* tiles 0-3: C (2 x 2 blocks of 16 x 16 f32), 4-5: A, 6-7: B */
 static void amx_begin(void) {
-  tile_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.palette = 1;
-  for (int t = 0; t < 8; t++) {
-    cfg.colsb[t] = 64;
-    cfg.rows[t] = 16;
-  }
-  /* GCC 12 does not see ldtilecfg read cfg: when amx_begin is not inlined it
-   * drops the stores above as dead and the load faults (#GP on garbage) */
-  __asm__ volatile("" : : "r"(&cfg) : "memory");
+  xattn_amx_tile_config cfg;
+  xattn_amx_tiles_16x64(&cfg);
   _tile_loadconfig(&cfg);
 }
 #define HOOK_ITEM_BEGIN() amx_begin()
@@ -135,25 +120,28 @@ static __attribute__((noinline)) void hook_qk(const void *kpv, int n, int d, con
 static inline __m512 exp2_bf16_finite(__m512 x) { /* x finite: scalef underflows to 0 */
   const __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m512 f = _mm512_sub_ps(x, n);
-  __m512 p = _mm512_set1_ps(9.6181291076284772e-03f);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5504108664821580e-02f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022650695910071e-01f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718055994531e-01f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  __m512 p = _mm512_set1_ps(XATTN_EXP2_C4);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C3));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C2));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C1));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C0));
   return _mm512_scalef_ps(p, n);
 }
 static inline __m512 exp2_bf16(__m512 x) { /* x may be -inf (masked): clamp first */
-  return exp2_bf16_finite(_mm512_max_ps(x, _mm512_set1_ps(-160.0f)));
+  return exp2_bf16_finite(_mm512_max_ps(x, _mm512_set1_ps(XATTN_EXP2_MIN_INPUT)));
 }
 
 /* Online softmax on row-major raw dot products (scaled here). Fully visible
  * tiles without a cap take the short path: max of the raw scores, then
  * p = 2^(s * scale - m) in one FMA + exp. Rescale factors and sums are
  * finished for all rows at once with vector exp2. */
-static __attribute__((noinline)) void softmax_rows(float *st, int n, int full, int32_t kpos0,
-                                                   const int32_t *lo, const int32_t *hi,
-                                                   const uint8_t *vis, float cap2, float *m, float *l,
-                                                   float *alpha, int crows, float scale2, void *ppv) {
+static __attribute__((noinline)) void hook_softmax(const xattn_softmax_args *args) {
+  float *const st = args->st, *const m = args->m, *const l = args->l, *const alpha = args->alpha;
+  const int n = args->n, full = args->full, crows = args->crows;
+  const int32_t kpos0 = args->kpos0, *const lo = args->lo, *const hi = args->hi;
+  const uint8_t *const vis = args->vis;
+  const float cap2 = args->cap2, scale2 = args->scale2;
+  void *const ppv = args->pp;
   const int ns = up32(n);
   uint16_t *pp = (uint16_t *)ppv;
   const __m512 vscale = _mm512_set1_ps(scale2), neg_inf = _mm512_set1_ps(-INFINITY);
@@ -234,8 +222,6 @@ static __attribute__((noinline)) void softmax_rows(float *st, int n, int full, i
   }
 }
 #define HOOK_SOFTMAX_CUSTOM 1
-#define HOOK_SOFTMAX(st, n, nv, full, t0, lo, hi, vis, cap2, m, l, alpha, crows, scale2, pp) \
-  softmax_rows(st, n, full, t0, lo, hi, vis, cap2, m, l, alpha, crows, scale2, pp)
 
 static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv, int dvp, int rows,
                                               float *acc, const float *alpha, void *ppv) {
@@ -290,7 +276,6 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
 
 #define HOOK_STAGE_DTYPE(dt) (dt) /* bf16 problems only: decode fp8 rows to bf16 */
 #include "isa/item.inc"
+#include "decode/decode.inc"
 
-const xattn_isa_kernels xattn_isa_amx = {"amx", item_scratch_bytes, item_table,
-                                         xattn_avx512_decode_item, xattn_avx512_decode_scratch_bytes,
-                                                &xattn_isa_avx512 /* f32, f16 */};
+XATTN_ISA_KERNELS(amx);

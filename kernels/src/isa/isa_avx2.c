@@ -13,5 +13,4 @@
 #include "isa/item.inc"
 #include "decode/decode.inc"
 
-const xattn_isa_kernels xattn_isa_avx2 = {"avx2", item_scratch_bytes, item_table, decode_item,
-                                           decode_scratch_bytes, NULL};
+XATTN_ISA_KERNELS(avx2);

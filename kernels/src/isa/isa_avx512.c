@@ -17,13 +17,4 @@
 #include "isa/item.inc"
 #include "decode/decode.inc"
 
-/* the bf16-only ISAs (avx512bf16, amx) run bf16 decode with these: reading
-   K/V rows bounds that path, and widening bf16 to f32 is free beside it */
-void xattn_avx512_decode_item(const xattn_run *run, const xattn_item *it, void *scratch,
-                              const xattn_partial_view *part) {
-  decode_item(run, it, scratch, part);
-}
-size_t xattn_avx512_decode_scratch_bytes(const xattn_run *run) { return decode_scratch_bytes(run); }
-
-const xattn_isa_kernels xattn_isa_avx512 = {"avx512", item_scratch_bytes, item_table, decode_item,
-                                             decode_scratch_bytes, NULL};
+XATTN_ISA_KERNELS(avx512);

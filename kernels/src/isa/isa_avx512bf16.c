@@ -15,6 +15,7 @@
 #include "internal/kernel.h"
 #include "xattn_variant_list.h"
 #include "isa/simd_avx512.h"
+#include "isa/bf16_pairs.h"
 
 #define RC 64
 #define KR 6 /* QK block: 6 keys x 4 row vectors */
@@ -54,12 +55,7 @@ static void hook_pack_kv(void *kpv, void *vpv, const char *const *kptr, const ch
     const uint16_t *a = (const uint16_t *)vptr[j];
     const uint16_t *b = j + 1 < n ? (const uint16_t *)vptr[j + 1] : NULL;
     uint32_t *dst = vp + (size_t)(j / 2) * dvp;
-    for (int c = 0; c < dvp; c += 16) {
-      const __mmask16 k = c < dv ? tail_mask(dv - c) : 0;
-      const __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(k, a + c));
-      const __m512i hi = b ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(k, b + c)) : _mm512_setzero_si512();
-      _mm512_store_si512(dst + c, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
-    }
+    pack_bf16_pair_row(dst, a, b, dv, dvp);
   }
 }
 
@@ -81,6 +77,8 @@ static inline __attribute__((always_inline)) void qk_block(int R, int C, const u
     for (int c = 0; c < C; c++) _mm512_store_ps(st + (size_t)r * RC + c * 16, _mm512_mul_ps(acc[r][c], s));
 }
 
+/* hook_qk's remainder switch covers 1..3 leftover row vectors */
+_Static_assert(KC >= 1 && KC <= 4, "hook_qk handles at most 3 leftover column blocks: KC must be 1..4");
 #define QK_CASE(R_, C_) qk_block(R_, C_, kp + (size_t)j * d2h, d2h, qt + c * 16, st + (size_t)j * RC + c * 16, scale2)
 static __attribute__((noinline)) void hook_qk(const void *kpv, int n, int d, const void *qtv, int nv,
                                               float *st, float scale2) {
@@ -151,7 +149,6 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
 
 #define HOOK_STAGE_DTYPE(dt) (dt) /* bf16 problems only: decode fp8 rows to bf16 */
 #include "isa/item.inc"
+#include "decode/decode.inc"
 
-const xattn_isa_kernels xattn_isa_avx512bf16 = {"avx512bf16", item_scratch_bytes, item_table,
-                                                xattn_avx512_decode_item, xattn_avx512_decode_scratch_bytes,
-                                                &xattn_isa_avx512 /* f32, f16 */};
+XATTN_ISA_KERNELS(avx512bf16);

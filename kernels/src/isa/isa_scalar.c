@@ -14,5 +14,4 @@
 #include "isa/item.inc"
 #include "decode/decode.inc"
 
-const xattn_isa_kernels xattn_isa_scalar = {"scalar", item_scratch_bytes, item_table, decode_item,
-                                             decode_scratch_bytes, NULL};
+XATTN_ISA_KERNELS(scalar);

@@ -1,5 +1,6 @@
 /* AVX2 + FMA vectors of 8 floats; F16C for f16 conversions. Masks are vectors
  * of all-ones/all-zeros lanes. */
+#include "isa/exp2_poly.h"
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
@@ -46,14 +47,14 @@ static inline vf V_EXP2(vf x) {
   x = _mm256_min_ps(x, _mm256_set1_ps(127.0f));
   const vf n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const vf f = _mm256_sub_ps(x, n);
-  vf p = _mm256_set1_ps(1.5252733804059840e-05f);
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.5403530393381608e-04f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.3333558146428443e-03f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.6181291076284772e-03f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.5504108664821580e-02f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.4022650695910071e-01f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.9314718055994531e-01f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+  vf p = _mm256_set1_ps(XATTN_EXP2_C7);
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(XATTN_EXP2_C6));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(XATTN_EXP2_C5));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(XATTN_EXP2_C4));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(XATTN_EXP2_C3));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(XATTN_EXP2_C2));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(XATTN_EXP2_C1));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(XATTN_EXP2_C0));
   const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }

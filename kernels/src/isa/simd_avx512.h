@@ -1,4 +1,5 @@
 /* AVX-512F/BW/VL vectors of 16 floats (this TU is compiled with those flags). */
+#include "isa/exp2_poly.h"
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
@@ -27,17 +28,17 @@ typedef __mmask16 vmask;
 /* 2^x: x = n + f, |f| <= 1/2, degree-7 Taylor of e^(f ln2) (rel. err < 1e-8
  * before rounding), scalef applies 2^n and underflows cleanly to 0 for x -> -inf. */
 static inline vf V_EXP2(vf x) {
-  x = _mm512_max_ps(x, _mm512_set1_ps(-160.0f));
+  x = _mm512_max_ps(x, _mm512_set1_ps(XATTN_EXP2_MIN_INPUT));
   const vf n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const vf f = _mm512_sub_ps(x, n);
-  vf p = _mm512_set1_ps(1.5252733804059840e-05f);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.5403530393381608e-04f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.3333558146428443e-03f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.6181291076284772e-03f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5504108664821580e-02f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022650695910071e-01f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718055994531e-01f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  vf p = _mm512_set1_ps(XATTN_EXP2_C7);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C6));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C5));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C4));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C3));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C2));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C1));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C0));
   return _mm512_scalef_ps(p, n);
 }
 

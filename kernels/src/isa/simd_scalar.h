@@ -4,6 +4,7 @@
  * specific to an instruction set (~3.4x the one-lane version on x86-64).
  * Other compilers (or -DXATTN_SCALAR_ONE_LANE): one-lane "vectors" of floats. */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(XATTN_SCALAR_ONE_LANE)
+#include "isa/exp2_poly.h"
 #include <math.h>
 #include <string.h>
 #define VL 4
@@ -29,14 +30,14 @@ static inline vf V_EXP2(vf x) {
   const vf magic = V_SET1(12582912.0f);
   const vf n = (x + magic) - magic;
   const vf f = x - n;
-  vf p = V_SET1(1.5252733804059840e-05f);
-  p = p * f + V_SET1(1.5403530393381608e-04f);
-  p = p * f + V_SET1(1.3333558146428443e-03f);
-  p = p * f + V_SET1(9.6181291076284772e-03f);
-  p = p * f + V_SET1(5.5504108664821580e-02f);
-  p = p * f + V_SET1(2.4022650695910071e-01f);
-  p = p * f + V_SET1(6.9314718055994531e-01f);
-  p = p * f + V_SET1(1.0f);
+  vf p = V_SET1(XATTN_EXP2_C7);
+  p = p * f + V_SET1(XATTN_EXP2_C6);
+  p = p * f + V_SET1(XATTN_EXP2_C5);
+  p = p * f + V_SET1(XATTN_EXP2_C4);
+  p = p * f + V_SET1(XATTN_EXP2_C3);
+  p = p * f + V_SET1(XATTN_EXP2_C2);
+  p = p * f + V_SET1(XATTN_EXP2_C1);
+  p = p * f + V_SET1(XATTN_EXP2_C0);
   const vmask e = (__builtin_convertvector(n, vmask) + 127) << 23;
   vf scale;
   memcpy(&scale, &e, sizeof scale);
