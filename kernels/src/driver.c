@@ -108,7 +108,8 @@ static void merge_group(const xattn_run *run, const split_group *g, float *parts
     for (int s = 0; s < g->count; s++) {
       const float *base = parts + (size_t)(g->first + s) * part_floats;
       const float ms = base[(size_t)rows_max * dv + r];
-      if (ms == -INFINITY) continue;
+      /* a part whose keys all scored -inf weighs exactly 0, but a NaN its value
+         rows left in acc (0 x NaN, 0 x Inf) stays, as in the unsplit row */
       const float w = exp2f(ms - mx);
       l += w * base[(size_t)rows_max * dv + rows_max + r];
       const float *acc = base + (size_t)r * dv;
