@@ -4,6 +4,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include "internal/cache.h"
 #include "internal/error.h"
 #include "internal/kernel.h"
 
@@ -21,6 +22,14 @@ void xattn_problem_init(xattn_problem *p) {
   p->k_scale = p->v_scale = 1.0f;
   p->cache_layout = XATTN_CACHE_TOKEN_MAJOR;
 }
+
+size_t xattn_problem_size(void) { return sizeof(xattn_problem); }
+
+const void *xattn_cache_row(const xattn_problem *p, int32_t b, int64_t j, int32_t kvh, int v) {
+  const xattn_tensor *t = v ? &p->v_cache : &p->k_cache;
+  return (const char *)t->data + xattn_cache_offset(p, b, j, kvh, v) * (int64_t)xattn_dtype_size(xattn_cache_dtype(p));
+}
+size_t xattn_options_size(void) { return sizeof(xattn_options); }
 
 void xattn_options_init(xattn_options *o) {
   memset(o, 0, sizeof *o);
@@ -131,6 +140,7 @@ static xattn_status resolve_all(const xattn_problem *p, const xattn_options *opt
     if (p->extend_lens[b] > max_e) max_e = p->extend_lens[b];
     if (p->prefix_lens[b] > max_p) max_p = p->prefix_lens[b];
   }
+  if ((s = xattn_config_cpu_check()) != XATTN_OK) return s;
   const xattn_config_row *row = xattn_config_lookup(r->isa->name, p->dtype, p->head_dim, p->head_dim_v,
                                                     p->mode, xattn_extend_bucket(max_e),
                                                     xattn_prefix_bucket(max_p));

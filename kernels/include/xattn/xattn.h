@@ -91,7 +91,7 @@ typedef struct xattn_problem {
   /* shapes */
   int32_t heads_q, heads_kv;    /* H_Q % H_KV == 0 */
   int32_t head_dim, head_dim_v; /* D, DV >= 1 */
-  xattn_dtype dtype;            /* of q, k, v, o and the cache */
+  xattn_dtype dtype;            /* of q, k_ext, v_ext, o and (unless cache_dtype says fp8) the cache */
 
   /* tensors */
   xattn_tensor q;               /* [T, H_Q, D] */
@@ -170,6 +170,11 @@ typedef struct xattn_options {
 
 void xattn_options_init(xattn_options *o);
 
+/* sizeof(xattn_problem) and sizeof(xattn_options): bindings that mirror the
+ * structs (python/xattn/api.py) check their copy against these. */
+size_t xattn_problem_size(void);
+size_t xattn_options_size(void);
+
 /* Computes o. opts may be NULL (all defaults). Returns XATTN_OK or an error
  * status; on error nothing has been read beyond what validation needs and o is
  * untouched. Thread-safe: concurrent calls on different outputs are fine. */
@@ -177,6 +182,13 @@ xattn_status xattn_extend_attention(const xattn_problem *p, const xattn_options 
 
 /* Validation alone (what xattn_extend_attention does first). */
 xattn_status xattn_validate(const xattn_problem *p);
+
+/* Address of head kvh of cache key j of request b (v = 0: k_cache, v = 1: v_cache):
+ * the slot table or paged block table (page_size, cache_layout, req_start_col)
+ * resolved exactly as the kernels do. For tools that read the cache (bench
+ * memory roofs); p must have passed xattn_validate and key j must be a cache
+ * key (j < prefix_lens[b], or any j < encoder_lens[b] in cross mode). */
+const void *xattn_cache_row(const xattn_problem *p, int32_t b, int64_t j, int32_t kvh, int v);
 
 /* fp64 reference, docs/contract.md's definition. Writes out[t][h][dv] as doubles into a
  * dense [T, H_Q, DV] array (p->o is ignored). Slow: O(T * S * (D + DV)). */
@@ -215,6 +227,39 @@ int xattn_config_class_count(void);
 xattn_status xattn_resolve(const xattn_problem *p, const xattn_options *opts,
                            const char **variant, const char **layout,
                            const char **isa, int *threads);
+
+/* ---- CPU classes (multi-CPU config headers; docs/formats.md) -------------
+ * A header merged from the tuned headers of several machines (xattn-tune merge)
+ * keys its rows by CPU class as well as by workload class. A CPU class holds
+ * what tuned choices depend on between machines of one ISA: the vendor and
+ * CPUID family/model (the microarchitecture: AMX, vdpbf16ps rate, L1), the L2
+ * per core (which tiles stay in cache) and the cores per L3 (thread layouts). */
+typedef struct xattn_cpu_class {
+  char name[96];     /* "intel-6-143-l2_2048k-l3_2c-amx" (xattn_cpu_class_set_name) */
+  char isa[16];      /* the best ISA this CPU runs */
+  char vendor[16];   /* CPUID vendor string, "GenuineIntel" */
+  int family, model; /* CPUID display family and model */
+  int l2_kib;        /* L2 KiB per core; 0 unknown */
+  int cores_per_l3;  /* cores sharing one L3; 0 unknown */
+} xattn_cpu_class;
+/* This CPU's class, from CPUID and the caches in sysfs; or, for tests only,
+ * from XATTN_CPU_CLASS="vendor:family:model:l2_kib:cores_per_l3[:isa]", which
+ * lets one host present itself as another machine. A malformed override is an
+ * error (reason in xattn_last_error()). */
+xattn_status xattn_cpu_class_get(xattn_cpu_class *out);
+void xattn_cpu_class_set_name(xattn_cpu_class *c); /* c->name from the other fields */
+/* The class of `classes` whose rows a CPU `self` uses: the exact match; else
+ * the nearest one with the same ISA (same vendor, family, model first, then the
+ * closest L2 per core and cores per L3); -1 when no class has its ISA. `why`
+ * gets one line saying which and why. */
+int xattn_cpu_class_nearest(const xattn_cpu_class *self, const xattn_cpu_class *classes, int n,
+                            char *why, size_t whyn);
+/* Which CPU class of the compiled-in config header this process uses (what
+ * xattn_resolve and every call look up): *cls its name, "*" for a header
+ * without CPU classes (its rows serve every CPU), "" when no class has this
+ * CPU's ISA (the hand default rows serve); *why one line. Read once per process. */
+xattn_status xattn_resolve_cpu_class(const char **cls, const char **why);
+int xattn_config_cpu_class_count(void); /* CPU classes in the header; 0 for a one-machine header */
 
 /* ---- workload classes (docs/formats.md §4) ------------------------------------------
  * The config header's table is keyed by ISA, dtype, D, DV, mode and two buckets
