@@ -692,8 +692,8 @@ static int test_header(const char *cc) {
 /* ---- xattn-tune merge: one header for several CPU classes ----------------------- */
 static void write_tuned(const char *path, const char *machine, const char *digest, const char *cls_name,
                         int model, int l2, const char *variant) {
-  tune_row rows[2] = {{"avx512", "f32", 128, 128, "causal", 1, 0, "", "gqa", "static", 0, "tuned"},
-                      {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, ""}};
+  tune_row rows[2] = {{"avx512", "f32", 128, 128, "causal", 1, 0, "", "gqa", "static", 0, 0, 0, "tuned"},
+                      {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, 0, 0, ""}};
   snprintf(rows[0].variant, sizeof rows[0].variant, "%s", variant);
   static tune_header_cpu cpu;
   memset(&cpu, 0, sizeof cpu);
@@ -721,7 +721,7 @@ static int test_merge(void) {
   write_tuned(b, "node-b", "0123456789abcdef", "intel-6-207-l2_1024k-l3_8c-avx512", 207, 1024, "32x256");
   write_tuned(c, "node-c", "0123456789abcdef", "intel-6-143-l2_2048k-l3_8c-avx512", 143, 2048, "16x64");
   write_tuned(d, "node-d", "fedcba9876543210", "intel-6-106-l2_1280k-l3_8c-avx512", 106, 1280, "64x32");
-  tune_row brow = {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, ""};
+  tune_row brow = {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, 0, 0, ""};
   CHECK(tune_header_write(base, "base", "hand-written default", &brow, 1, err, sizeof err) == 0, "%s", err);
 
   const char *in1[] = {a, b, c};
