@@ -828,6 +828,22 @@ static int test_damaged(void) {
   return 0;
 }
 
+/* ---- workloads the library refuses are not "budget exhausted" ------------------ */
+static int test_refused(void) {
+  tune_class classes[1] = {test_class(0, 2, "refused")};
+  char path[600];
+  tmp_path(path, sizeof path, "refused.jsonl");
+  fake_eval fe = {0};
+  fe.default_time = 1.0;
+  fe.fail_measures = 1;
+  tune_result res[1];
+  CHECK(run_classes(path, &fe, 1, res, classes, 1) == 0, "run");
+  CHECK(!res[0].adopt && !strstr(res[0].note, "budget") && strstr(res[0].note, "refused"),
+        "note for refused workloads: %s", res[0].note);
+  fprintf(stderr, "note: %s\n", res[0].note);
+  return 0;
+}
+
 /* ---- one tuner per cache, and the refusal names the holder --------------------- */
 static int test_lock(void) {
   char path[600], err[512];
@@ -875,6 +891,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(t, "torn")) test_torn();
   else if (!strcmp(t, "damaged")) test_damaged();
   else if (!strcmp(t, "lock")) test_lock();
+  else if (!strcmp(t, "refused")) test_refused();
   else {
     fprintf(stderr, "unknown test %s\n", t);
     return 2;
