@@ -158,5 +158,36 @@ class BackfillStepsBisectTest(unittest.TestCase):
         self.assertIn("REV_RANGE 'no-such-rev'", err)
 
 
+
+class RangeTest(unittest.TestCase):
+    """Which commits `history run` takes from a range, on a history with a merge
+    (no builds: backfill.commits_of_range only)."""
+
+    def test_first_parent_and_all_parents(self):
+        from xattn.perf import backfill
+        repo = tempfile.mkdtemp(prefix="xattn-range-test-")
+        try:
+            g = lambda *a: synth_repo.git(repo, "-c", "user.name=t", "-c", "user.email=t@t", *a)
+            g("init", "-q", "-b", "main")
+            for name in ("a", "b"):
+                g("commit", "-q", "--allow-empty", "-m", name)
+            g("checkout", "-q", "-b", "side", "HEAD~1")
+            g("commit", "-q", "--allow-empty", "-m", "side")
+            g("checkout", "-q", "main")
+            g("merge", "-q", "--no-ff", "-m", "merge side", "side")
+            g("commit", "-q", "--allow-empty", "-m", "c")
+            subjects = lambda cs: [s for _, s in cs]
+            self.assertEqual(subjects(backfill.commits_of_range(repo, "main", last=3)), ["b", "merge side", "c"])
+            self.assertEqual(subjects(backfill.commits_of_range(repo, "main~2..main")), ["merge side", "c"])
+            self.assertEqual(subjects(backfill.commits_of_range(repo, "main~2..main", all_parents=True)),
+                             ["side", "merge side", "c"])
+            # every 2nd counting back from the newest of a, b, merge side, c
+            self.assertEqual(subjects(backfill.commits_of_range(repo, "main", last=4, every=2)), ["b", "c"])
+            with self.assertRaises(backfill.RangeError):
+                backfill.commits_of_range(repo, "main..main")
+        finally:
+            shutil.rmtree(repo, ignore_errors=True)
+
+
 if __name__ == "__main__":
     unittest.main()
