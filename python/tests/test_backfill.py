@@ -153,6 +153,19 @@ class BackfillStepsBisectTest(unittest.TestCase):
         rc, out, err = self.tool("bisect", self.shas[5], self.shas[2], "--no-store", "--work-dir", self.work)
         self.assertEqual(rc, 2)
         self.assertIn("not an ancestor", err)
+        # a version that spells the machine's name differently: stored under --machine, its name kept
+        other = os.path.join(self.tmp, "results-renamed")
+        rc, out, err = self.tool("history", "run", "HEAD", "--last", "2", "--reps", "1", "--round-reps", "2",
+                                 "--results-dir", other, "--work-dir", self.work, "--machine", synth.MACHINE,
+                                 env={"SYNTH_BENCH_MACHINE": "renamed-cpu-2c-00000000"})
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(os.listdir(other), [synth.MACHINE])
+        for c in self.short[-2:]:
+            [name] = os.listdir(os.path.join(other, synth.MACHINE, c))
+            with open(os.path.join(other, synth.MACHINE, c, name)) as f:
+                ctx = json.load(f)["context"]
+            self.assertEqual((ctx["xattn_machine"], ctx["xattn_machine_reported"]),
+                             (synth.MACHINE, "renamed-cpu-2c-00000000"))
         rc, out, err = self.tool("history", "run", "no-such-rev", "--results-dir", self.results)
         self.assertEqual(rc, 2)
         self.assertIn("REV_RANGE 'no-such-rev'", err)

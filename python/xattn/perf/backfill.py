@@ -150,9 +150,17 @@ class Backfill:
         if not commit.startswith(sha[:12]):
             raise runner.RunError("commit %s: its xattn-bench reports commit %r (a dirty or foreign build?); "
                                   "not stored" % (sha[:12], commit))
-        if self.machine and machine != self.machine:
-            raise runner.RunError("commit %s: its xattn-bench names the machine %r, not %r; not stored"
-                                  % (sha[:12], machine, self.machine))
+        if self.opts.get("machine") and machine != self.opts["machine"]:
+            # --machine names this machine: a version that spells the name
+            # differently is stored under it, its own spelling kept beside
+            self.say("commit %s: its xattn-bench names this machine %r; stored as %r (--machine)"
+                     % (sha[:12], machine, self.opts["machine"]))
+            ctx["xattn_machine_reported"] = machine
+            ctx["xattn_machine"] = machine = self.opts["machine"]
+        elif self.machine and machine != self.machine:
+            raise runner.RunError("commit %s: its xattn-bench names the machine %r, not %r as the others; not "
+                                  "stored (if it is this machine under another name, pass --machine %s)"
+                                  % (sha[:12], machine, self.machine, self.machine))
         self.machine = machine
         return store_json(self.results_dir, machine, commit, self.label, data)
 

@@ -58,7 +58,9 @@ def parse_args(argv):
     pr.add_argument("--every", type=int, default=1, metavar="N",
                     help="measure every Nth commit, counting back from the newest (default 1: all)")
     pr.add_argument("--machine", help="this machine's name as xattn-bench stores it (skips the probe run "
-                                      "that finds it when some commits were measured before)")
+                                      "that finds it when some commits were measured before); a commit whose "
+                                      "xattn-bench spells it differently is stored under this name, its own "
+                                      "kept as context xattn_machine_reported")
     pr.add_argument("--results-dir", help="where runs are stored (default $XATTN_RESULTS_DIR or <repo>/results)")
     cli_options.add_run_options(pr, reps=3, round_reps=3)
     cli_options.add_build_options(pr)
