@@ -201,6 +201,19 @@ class CompareTest(unittest.TestCase):
         rc, out, err = self.run_compare(base, f("other-machine.json"), "--allow-mixed-machines", "--no-store")
         self.assertEqual(rc, 0, err)
 
+    def test_refuses_nonfinite_and_nonpositive_times(self):
+        # issue 12: one NaN sample in a 3x slower head printed "unchanged" and
+        # passed --fail-on-regression; negative or zero times read as huge
+        # improvements. Such a row is refused by name, never compared.
+        base = self.write("base.json", synth.make_results(1, reps=6))
+        for bad, shown in ((float("nan"), "nan"), (float("inf"), "inf"), (-3.0, "-3"), (0.0, "0")):
+            head = synth.make_results(2, reps=6, slowdown=3.0, commit="bbbbbbbbbbbb")
+            head["benchmarks"][4]["real_time"] = bad
+            path = self.write("head-%s.json" % shown, head)
+            self.assertRefused([base, path, "--fail-on-regression"],
+                               ["benchmarks[4]", head["benchmarks"][4]["name"], "real_time", shown])
+        self.assertEqual(comparison._fmt_p(float("nan")), "nan")
+
     # ---- interleaved runs of two executables -------------------------------------------
     def test_interleaved_runs_of_two_executables(self):
         fake = os.path.join(HERE, "fake_bench.py")

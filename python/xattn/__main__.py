@@ -16,6 +16,7 @@ COMMANDS = {
     "peers": "xattn.peers.run_peers",
     "make-case": "xattn.cases.make_case",
     "oracle": "xattn.cases.oracle",
+    "binding-overhead": "xattn.perf.binding_overhead",
 }
 
 

@@ -70,7 +70,7 @@ def _side_info(rf, n_samples):
 
 
 def _verdict(pvalue, change, alpha, threshold):
-    if pvalue is None:
+    if pvalue is None or pvalue != pvalue or change != change:  # NaN: no test was possible
         return "untested"
     if pvalue < alpha and change > threshold:
         return "regression"
@@ -164,7 +164,11 @@ def _fmt_time(s):
 
 
 def _fmt_p(p):
-    return "-" if p is None else ("%.4f" % p if p >= 1e-4 else "<1e-4")
+    if p is None:
+        return "-"
+    if p != p:  # NaN is not "< 1e-4"
+        return "nan"
+    return "%.4f" % p if p >= 1e-4 else "<1e-4"
 
 
 def format_text(cmp):
