@@ -226,6 +226,22 @@ def _view(name, t, ndim, want_dtype=None, want_itemsize=None, want_what=""):
     return ptr, shape, strides, dt
 
 
+def _fast3(t, code):
+    """The common case in one step: a 3-D NumPy array of library dtype `code`
+    whose last dimension is contiguous -> (_Tensor, shape); None otherwise
+    (then _view checks everything and says what is wrong)."""
+    if type(t) is not np.ndarray or t.ndim != 3:
+        return None
+    c = _NP_CODES.get(t.dtype.str)
+    if c is None or c[0] != code:
+        return None
+    size = c[1]
+    s0, s1, s2 = t.strides
+    if (s2 != size and t.shape[2] > 1) or s0 % size or s1 % size:
+        return None
+    return _Tensor(_ptr(t), s0 // size, s1 // size), t.shape
+
+
 def _ints(name, x, np_dtype):
     """A small integer array as a C array of np_dtype (converted if needed; kept alive by the caller)."""
     if hasattr(x, "numpy") and hasattr(x, "device"):  # torch: zero-copy view on CPU
@@ -263,7 +279,11 @@ def _build(q, k_ext, v_ext, k_cache, v_cache, req_to_token, req_index, prefix_le
     want = _DTYPES.get(dtype) if dtype is not None else None
     if dtype is not None and want not in (0, 1, 2):
         raise XattnError(f"dtype: {dtype!r}, want 'f32', 'bf16' or 'f16'", "dtype")
-    qp, qs, qst, qdt = _view("q", q, 3, want)
+    fast = _fast3(q, 0 if want is None else want)
+    if fast is not None:  # f32 (or the dtype asked for) in one step
+        qp, qs, qst, qdt = fast[0].data, fast[1], (fast[0].token_stride, fast[0].head_stride), (0 if want is None else want)
+    else:
+        qp, qs, qst, qdt = _view("q", q, 3, want)
     if qdt is None and want is None:
         raise XattnError("q: uint16 data needs dtype='bf16' (NumPy has no bf16)", "dtype")
     p.dtype = want if want is not None else qdt
@@ -282,6 +302,14 @@ def _build(q, k_ext, v_ext, k_cache, v_cache, req_to_token, req_index, prefix_le
     p.mode = _MODES[mode]
     for name, t, which in (("k_ext", k_ext, "k"), ("v_ext", v_ext, "v")):
         if t is None:
+            continue
+        fast = _fast3(t, p.dtype)
+        if fast is not None:
+            setattr(p, name, fast[0])
+            if which == "k":
+                p.heads_kv = fast[1][1]
+            else:
+                p.head_dim_v = fast[1][2]
             continue
         tp, ts, tst, tdt = _view(name, t, 3, p.dtype, size, what)
         if tdt is not None and tdt != p.dtype:
@@ -303,6 +331,16 @@ def _build(q, k_ext, v_ext, k_cache, v_cache, req_to_token, req_index, prefix_le
         p.cache_dtype = _DTYPES[cache_dtype]
     for name, t, v in (("k_cache", k_cache, 0), ("v_cache", v_cache, 1)):
         if t is None:
+            continue
+        fast = _fast3(t, p.dtype) if p.cache_dtype == -1 and layout == "token_major" else None
+        if fast is not None:  # a slot table in q's dtype
+            setattr(p, name, fast[0])
+            p.cache_slots = fast[1][0]
+            if k_ext is None:
+                if v == 0:
+                    p.heads_kv = fast[1][1]
+                else:
+                    p.head_dim_v = fast[1][2]
             continue
         ndim = len(t.shape)
         if ndim not in (3, 4):
@@ -420,10 +458,14 @@ def _out_for(c, q, out):
             out = torch.zeros((T, hq, dv), dtype=q.dtype)
         else:
             out = np.zeros((T, hq, dv), dtype=np.asarray(q).dtype)
-    op, os_, ost, odt = _view("out", out, 3, p.dtype, _ITEMSIZE[p.dtype], ("f32", "bf16", "f16")[p.dtype])
-    if odt is not None and odt != p.dtype:
-        raise XattnError("out: element type differs from q's", "dtype")
-    if os_ != (T, hq, dv):
+    fast = _fast3(out, p.dtype)
+    if fast is not None:
+        op, os_, ost = fast[0].data, fast[1], (fast[0].token_stride, fast[0].head_stride)
+    else:
+        op, os_, ost, odt = _view("out", out, 3, p.dtype, _ITEMSIZE[p.dtype], ("f32", "bf16", "f16")[p.dtype])
+        if odt is not None and odt != p.dtype:
+            raise XattnError("out: element type differs from q's", "dtype")
+    if tuple(os_) != (T, hq, dv):
         raise XattnError(f"out: shape {list(os_)}, want [{T}, {hq}, {dv}]", "shape")
     if hasattr(out, "flags") and not out.flags.writeable:
         raise XattnError("out: read-only array", "null")

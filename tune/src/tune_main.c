@@ -16,6 +16,7 @@
 #include "tune_compare.h"
 #include "tune_env.h"
 #include "tune_header.h"
+#include "tune_merge.h"
 #include "tune_prune.h"
 #include "tune_real_eval.h"
 #include "tune_report.h"
@@ -33,6 +34,7 @@ static void usage(FILE *f) {
         "  xattn-tune compare --suite NAME [--suite NAME...] --baseline HEADER.h [--reps 9]\n"
         "             [--report OUT.md] [--json OUT.json] [--only SUBSTR]\n"
         "  xattn-tune variants HEADER.h\n"
+        "  xattn-tune merge --out MERGED.h [--base DEFAULT.h] TUNED.h [TUNED.h...]\n"
         "  xattn-tune space --suite NAME [--suite NAME...] [--only SUBSTR]\n"
         "  xattn-tune identity\n",
         f);
@@ -188,6 +190,43 @@ static int cmd_variants(int argc, char **argv) {
   return 0;
 }
 
+/* xattn-tune merge: one multi-CPU header from the tuned headers of several machines */
+static int cmd_merge(int argc, char **argv) {
+  const char *out = NULL, *base = TUNE_SOURCE_DIR "/kernels/config/xattn_config_default.h";
+  const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
+  int n = 0;
+  for (int i = 0; i < argc; i++) {
+    if ((!strcmp(argv[i], "--out") || !strcmp(argv[i], "--base")) && i + 1 >= argc) {
+      fprintf(stderr, "xattn-tune merge: %s: a path is needed\n", argv[i]);
+      free(inputs);
+      return 2;
+    }
+    if (!strcmp(argv[i], "--out")) out = argv[++i];
+    else if (!strcmp(argv[i], "--base")) base = argv[++i];
+    else if (argv[i][0] == '-') {
+      fprintf(stderr, "xattn-tune merge: unknown option '%s'\n", argv[i]);
+      free(inputs);
+      return 2;
+    } else inputs[n++] = argv[i];
+  }
+  if (!out || n == 0) {
+    fprintf(stderr, "xattn-tune merge: needs --out MERGED.h and at least one tuned header\n");
+    free(inputs);
+    return 2;
+  }
+  char date[64], err[2048];
+  utc_date(date, sizeof date);
+  tune_merge_opts o = {inputs, n, base, out, date};
+  int rc = tune_merge(&o, stderr, err, sizeof err);
+  free(inputs);
+  if (rc != 0) {
+    fprintf(stderr, "xattn-tune merge: %s\n", err);
+    return 1;
+  }
+  fprintf(stderr, "[merge] wrote %s\n", out);
+  return 0;
+}
+
 static int load_classes(const args *a, tune_class_set *cs) {
   char err[1024];
   if (a->n_suites == 0) {
@@ -305,7 +344,14 @@ static int cmd_run(const args *a, tune_env *env) {
   char *comment = malloc(65536), line[2048];
   tune_provenance(env, &cs, &run, elapsed, date, comment, 65536, line, sizeof line);
   int rc = 0;
-  if (tune_header_write(a->header, comment, line, rows, nrows, err, sizeof err) != 0) {
+  tune_header_cpu *cpu = calloc(1, sizeof *cpu); /* the class it was tuned on, for xattn-tune merge */
+  if (cpu) {
+    cpu->has_tuned_on = 1;
+    cpu->tuned_on = env->cpu;
+  }
+  const int wrote = tune_header_write_cpu(a->header, comment, line, rows, nrows, cpu, err, sizeof err);
+  free(cpu);
+  if (wrote != 0) {
     fprintf(stderr, "xattn-tune: %s\n", err);
     rc = 1;
   } else {
@@ -345,12 +391,13 @@ int main(int argc, char **argv) {
   }
   const char *cmd = argv[1];
   if (!strcmp(cmd, "variants")) return cmd_variants(argc - 2, argv + 2);
+  if (!strcmp(cmd, "merge")) return cmd_merge(argc - 2, argv + 2);
   args a;
   if (parse_args(argc - 2, argv + 2, &a) != 0) return 2;
   tune_env env;
   char err[512];
   if (tune_env_open(&env, err, sizeof err) != 0) {
-    fprintf(stderr, "xattn-tune: topology: %s\n", err);
+    fprintf(stderr, "xattn-tune: %s\n", err);
     return 2;
   }
   int rc;
@@ -380,7 +427,7 @@ int main(int argc, char **argv) {
       tune_classes_free(&cs);
     }
   } else {
-    fprintf(stderr, "xattn-tune: unknown command '%s' (run, compare, variants, space, identity; --help)\n", cmd);
+    fprintf(stderr, "xattn-tune: unknown command '%s' (run, compare, variants, merge, space, identity; --help)\n", cmd);
     rc = 2;
   }
   tune_env_close(&env);
