@@ -13,8 +13,13 @@
 
 /* Counter-based hash: value (seed, stream, index) does not depend on which
  * thread computes it, so data are identical at every thread count. */
+/* The counter hash every tensor's data comes from: (seed, tensor, index). */
+static inline uint64_t counter_hash(uint64_t seed, uint64_t stream, uint64_t i) {
+  return xc_mix64(seed * 0x9E3779B97F4A7C15ull + xc_mix64(stream * 0xD1B54A32D192ED03ull + i));
+}
+
 static inline float unit_value(uint64_t seed, uint64_t stream, uint64_t i) {
-  uint64_t h = xc_mix64(seed * 0x9E3779B97F4A7C15ull + xc_mix64(stream * 0xD1B54A32D192ED03ull + i));
+  const uint64_t h = counter_hash(seed, stream, i);
   return (float)((double)(h >> 11) * (2.0 / 9007199254740992.0) - 1.0); /* [-1, 1) */
 }
 
@@ -31,6 +36,16 @@ static void fill(void *dst, xattn_dtype t, int64_t n, uint64_t seed, uint64_t st
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t i = 0; i < n; i++) {
     xb_element_store(dst, t, i, unit_value(seed, stream, (uint64_t)i));
+  }
+}
+
+/* fp8 cache codes: |value| < 2 in both formats (exponent field <= bias), sign and
+ * low 6 bits from the same counter hash as the other tensors: subnormals included. */
+static void fill_fp8(uint8_t *dst, int64_t n, uint64_t seed, uint64_t stream, int threads) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t i = 0; i < n; i++) {
+    const uint64_t h = counter_hash(seed, stream, (uint64_t)i);
+    dst[i] = (uint8_t)((h & 63) | ((h >> 8) & 128));
   }
 }
 
@@ -79,7 +94,31 @@ static int32_t *shuffled_indices(int64_t n, uint64_t *state) {
  * a paged allocator gives) or contiguous (request after request). Positions
  * past the cached part (the extend's own future slots) still hold valid slot
  * numbers, as in a serving engine's table. 0, or -1 when out of memory. */
+static int paged(const xb_workload *w) { return w->page_size > 1 || w->cache_layout == XATTN_CACHE_HEAD_MAJOR; }
+
+/* A paged table: entries are blocks of page_size tokens, shuffled among the
+ * pool (consecutive with "slots": "contiguous"); entries past the cached part
+ * hold valid block numbers. */
+static int assign_blocks(xb_problem *pb, const xb_workload *w, uint64_t seed, int64_t blocks, int64_t entries) {
+  uint64_t ss = seed ^ ((uint64_t)S_SLOTS << 32);
+  int32_t *perm = w->slot_run == XB_SLOTS_CONTIGUOUS ? NULL : shuffled_indices(blocks, &ss);
+  if (w->slot_run != XB_SLOTS_CONTIGUOUS && !perm) return -1;
+  int64_t next = 0;
+  for (int b = 0; b < w->batch; b++) {
+    int32_t *row = pb->req_to_token + pb->req_index[b] * entries;
+    const int64_t used = (cached_len(w, b) + w->page_size - 1) / w->page_size;
+    for (int64_t e = 0; e < entries; e++) {
+      const int64_t at = e < used ? next + e : (next + e) % blocks;
+      row[e] = perm ? perm[at % blocks] : (int32_t)(at % blocks);
+    }
+    next += used;
+  }
+  free(perm);
+  return 0;
+}
+
 static int assign_slots(xb_problem *pb, const xb_workload *w, uint64_t seed, int64_t slots, int64_t max_ctx) {
+  if (paged(w)) return assign_blocks(pb, w, seed, slots, max_ctx);
   uint64_t ss = seed ^ ((uint64_t)S_SLOTS << 32);
   const int64_t run = w->slot_run > 0 ? w->slot_run : 1;
   int32_t *perm = w->slot_run == XB_SLOTS_CONTIGUOUS ? NULL : shuffled_indices(slots / run, &ss);
@@ -118,24 +157,30 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
   pb->threads = threads;
   const int32_t B = w->batch, HQ = w->heads_q, HKV = w->heads_kv, D = w->head_dim, DV = w->head_dim_v;
   const size_t es = xattn_dtype_size(dtype);
+  const int fp8 = w->kv_cache == XATTN_E4M3FN || w->kv_cache == XATTN_E5M2;
+  const size_t ces = fp8 ? 1 : es; /* cache element size */
   const int64_t T = xb_workload_tokens(w);
   int64_t slots = 0, max_ctx = 1, max_e = 0;
-  const int64_t run = w->slot_run > 0 ? w->slot_run : 1;
+  const int64_t run = w->slot_run > 0 ? w->slot_run : 1, page = paged(w) ? w->page_size : 1;
   for (int b = 0; b < B; b++) {
     const int64_t cached = cached_len(w, b);
-    slots += w->slot_run > 0 ? (cached + run - 1) / run * run : cached; /* whole pages */
+    if (paged(w)) slots += (cached + page - 1) / page; /* blocks */
+    else slots += w->slot_run > 0 ? (cached + run - 1) / run * run : cached; /* whole pages */
     int64_t ctx = (int64_t)w->prefix_lens[b] + w->extend_lens[b];
     if (cached > ctx) ctx = cached;
     if (ctx > max_ctx) max_ctx = ctx;
     if (w->extend_lens[b] > max_e) max_e = w->extend_lens[b];
   }
   if (slots < 1) slots = 1; /* an empty pool still needs a valid pointer */
+  if (paged(w)) max_ctx = (max_ctx + page - 1) / page; /* table entries are blocks */
+  const int64_t cache_tokens = slots * page;
   if ((double)max_ctx * B > 2e9) {
     snprintf(err, errlen, "workload %s: token table of %d x %lld entries is too large", w->name, B, (long long)max_ctx);
     return -1;
   }
   if (!shape_only) {
-    const double need = (double)es * ((double)T * HQ * (D + DV) + (double)T * HKV * (D + DV) + (double)slots * HKV * (D + DV));
+    const double need = (double)es * ((double)T * HQ * (D + DV) + (double)T * HKV * (D + DV)) +
+                        (double)ces * (double)cache_tokens * HKV * (D + DV);
     const double avail = available_memory_bytes();
     if (avail > 0 && need > 0.5 * avail) {
       snprintf(err, errlen, "workload %s (%s): needs %.1f GiB, more than half of the %.1f GiB available; skipped",
@@ -153,8 +198,8 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
     pb->q = alloc_aligned(es * (size_t)(T * HQ * D));
     pb->k_ext = alloc_aligned(es * (size_t)(T * HKV * D));
     pb->v_ext = alloc_aligned(es * (size_t)(T * HKV * DV));
-    pb->k_cache = alloc_aligned(es * (size_t)(slots * HKV * D));
-    pb->v_cache = alloc_aligned(es * (size_t)(slots * HKV * DV));
+    pb->k_cache = alloc_aligned(ces * (size_t)(cache_tokens * HKV * D));
+    pb->v_cache = alloc_aligned(ces * (size_t)(cache_tokens * HKV * DV));
     pb->o = alloc_aligned(es * (size_t)(T * HQ * DV));
   }
   if (w->encoder_lens) pb->encoder_lens = malloc(sizeof(int32_t) * (size_t)B);
@@ -196,8 +241,13 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
     fill(pb->q, dtype, T * HQ * D, seed, S_Q, threads);
     fill(pb->k_ext, dtype, T * HKV * D, seed, S_K_EXT, threads);
     fill(pb->v_ext, dtype, T * HKV * DV, seed, S_V_EXT, threads);
-    fill(pb->k_cache, dtype, slots * HKV * D, seed, S_K_CACHE, threads);
-    fill(pb->v_cache, dtype, slots * HKV * DV, seed, S_V_CACHE, threads);
+    if (fp8) {
+      fill_fp8(pb->k_cache, cache_tokens * HKV * D, seed, S_K_CACHE, threads);
+      fill_fp8(pb->v_cache, cache_tokens * HKV * DV, seed, S_V_CACHE, threads);
+    } else {
+      fill(pb->k_cache, dtype, cache_tokens * HKV * D, seed, S_K_CACHE, threads);
+      fill(pb->v_cache, dtype, cache_tokens * HKV * DV, seed, S_V_CACHE, threads);
+    }
     zero(pb->o, es * (size_t)(T * HQ * DV), threads);
   }
   if (pb->sinks)
@@ -240,9 +290,17 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
   p->q = (xattn_tensor){pb->q, (int64_t)HQ * D, D};
   p->k_ext = (xattn_tensor){pb->k_ext, (int64_t)HKV * D, D};
   p->v_ext = (xattn_tensor){pb->v_ext, (int64_t)HKV * DV, DV};
-  p->k_cache = (xattn_tensor){pb->k_cache, (int64_t)HKV * D, D};
-  p->v_cache = (xattn_tensor){pb->v_cache, (int64_t)HKV * DV, DV};
+  if (w->cache_layout == XATTN_CACHE_HEAD_MAJOR) { /* [blocks, H_KV, page, D] */
+    p->k_cache = (xattn_tensor){pb->k_cache, D, (int64_t)page * D};
+    p->v_cache = (xattn_tensor){pb->v_cache, DV, (int64_t)page * DV};
+  } else { /* [blocks, page, H_KV, D]; page 1: [slots, H_KV, D] */
+    p->k_cache = (xattn_tensor){pb->k_cache, (int64_t)HKV * D, D};
+    p->v_cache = (xattn_tensor){pb->v_cache, (int64_t)HKV * DV, DV};
+  }
   p->cache_slots = slots;
+  p->page_size = (int32_t)page;
+  p->cache_layout = w->cache_layout;
+  p->cache_dtype = fp8 ? w->kv_cache : XATTN_DTYPE_SAME;
   p->o = pb->o;
   p->o_token_stride = (int64_t)HQ * DV;
   p->o_head_stride = DV;
@@ -269,7 +327,7 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
     return -1;
   }
   pb->flops = xb_flops(w, pb->visible_pairs);
-  pb->input_bytes = es * (size_t)(T * HQ * D + T * HKV * (D + DV) + slots * HKV * (D + DV)) +
+  pb->input_bytes = es * (size_t)(T * HQ * D + T * HKV * (D + DV)) + ces * (size_t)(cache_tokens * HKV * (D + DV)) +
                     sizeof(int32_t) * (size_t)(B * max_ctx) + (pb->tree_mask ? (size_t)(B * max_e * max_e) : 0);
   pb->output_bytes = es * (size_t)(T * HQ * DV);
   return 0;
@@ -289,6 +347,7 @@ void xb_problem_clear_output(xb_problem *pb) { zero(pb->o, pb->output_bytes, pb-
 
 float xb_element_f32(const void *base, xattn_dtype t, int64_t i) {
   if (t == XATTN_F32) return ((const float *)base)[i];
+  if (t == XATTN_E4M3FN || t == XATTN_E5M2) return xattn_fp8_to_f32(((const uint8_t *)base)[i], t);
   if (t == XATTN_BF16) return xattn_bf16_to_f32(((const uint16_t *)base)[i]);
   return xattn_f16_to_f32(((const uint16_t *)base)[i]);
 }

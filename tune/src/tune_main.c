@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tune_classes.h"
 #include "tune_compare.h"
@@ -23,6 +25,7 @@
 #include "tune_run.h"
 #include "xattn/xattn.h"
 #include "xattn_bench/machine.h"
+#include "xattn_common/files.h"
 
 static void usage(FILE *f) {
   fputs("usage:\n"
@@ -285,11 +288,43 @@ static void dump_space(const char *path, tune_store *st, const tune_class *cls, 
   free(c);
 }
 
+/* Outputs are checked before anything is measured: a header or report path
+ * in a missing folder used to fail (or be skipped silently) only after the
+ * whole tuning run. 0, or -1 after one line on stderr. */
+static int check_output(const char *flag, const char *path) {
+  if (!path) return 0;
+  const char *why = NULL;
+  if (xc_output_path_ok(path, &why)) {
+    fprintf(stderr, "xattn-tune: %s %s: is %s, not a regular file\n", flag, path, why);
+    return -1;
+  }
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  const char *d = !slash ? "." : slash == dir ? "/" : (*slash = '\0', dir);
+  struct stat st;
+  if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "xattn-tune: %s %s: folder %s does not exist\n", flag, path, d);
+    return -1;
+  }
+  if (access(d, W_OK) != 0) {
+    fprintf(stderr, "xattn-tune: %s %s: folder %s is not writable\n", flag, path, d);
+    return -1;
+  }
+  return 0;
+}
+
 static int cmd_run(const args *a, tune_env *env) {
   if (!a->header) {
     fprintf(stderr, "xattn-tune run: --header: the output header path is needed\n");
     return 2;
   }
+  char report_path[2200];
+  if (a->report) snprintf(report_path, sizeof report_path, "%s", a->report);
+  else snprintf(report_path, sizeof report_path, "%s.md", a->header);
+  if (check_output("--header", a->header) || check_output("--report", report_path) ||
+      check_output("--dump", a->dump))
+    return 2;
   tune_class_set cs;
   if (load_classes(a, &cs) != 0) return 2;
   char cache[2048], err[2048];
@@ -313,6 +348,10 @@ static int cmd_run(const args *a, tune_env *env) {
   if (tune_store_loaded(st) || tune_store_dropped(st))
     fprintf(stderr, "[tune] cache %s: resuming with %d recorded measurements%s\n", cache,
             tune_store_loaded(st), tune_store_dropped(st) ? " (dropped a torn last line)" : "");
+  if (tune_store_loaded(st) && a->budget > 0)
+    fprintf(stderr, "[tune] note: --budget counts this run only: the recorded measurements are reused without being "
+                    "charged to it, so a resumed run may measure further and choose differently than one "
+                    "uninterrupted run with the same budget\n");
   real_eval *re = real_eval_open(env, &cs, a->set.seed);
   tune_run run;
   memset(&run, 0, sizeof run);
@@ -357,14 +396,15 @@ static int cmd_run(const args *a, tune_env *env) {
   } else {
     fprintf(stderr, "[tune] wrote %s (%d rows)\n", a->header, nrows);
   }
-  char report[2200];
-  if (a->report) snprintf(report, sizeof report, "%s", a->report);
-  else snprintf(report, sizeof report, "%s.md", a->header);
+  const char *report = report_path;
   FILE *f = fopen(report, "w");
   if (f) {
     tune_report_run(f, env, &cs, &run, elapsed, date, a->header);
     fclose(f);
     fprintf(stderr, "[tune] report %s\n", report);
+  } else {
+    fprintf(stderr, "xattn-tune: --report %s: cannot write it: %s\n", report, strerror(errno));
+    rc = 1;
   }
   if (a->dump && cs.n > 0) dump_space(a->dump, st, &cs.classes[0], env);
   int adopted = 0;
@@ -413,7 +453,7 @@ int main(int argc, char **argv) {
     if (!a.baseline) {
       fprintf(stderr, "xattn-tune compare: --baseline: the header to compare against is needed\n");
       rc = 2;
-    } else if (load_classes(&a, &cs) != 0) {
+    } else if (check_output("--report", a.report) || check_output("--json", a.json) || load_classes(&a, &cs) != 0) {
       rc = 2;
     } else {
       tune_compare_opts o = {a.baseline, (int)a.compare_reps, a.report, a.json, a.set.seed,

@@ -156,11 +156,16 @@ typedef enum xattn_schedule { XATTN_SCHED_AUTO = 0, XATTN_SCHED_STATIC = 1, XATT
 
 typedef struct xattn_options {
   const char *variant; /* "BMxBN", e.g. "64x128"; NULL: from the config header */
-  const char *layout;  /* "flat", "gqa", "kvsplit"; NULL: from the config header */
+  const char *layout;  /* "flat", "gqa", "kvsplit", "decode"; NULL: from the config header.
+                          "decode" (few rows: decode steps, small extends) runs gqa when a
+                          request holds more than 2048 rows (E_b x H_Q) */
   const char *isa;     /* an xattn_isa_name() (kernels/src/isa/isas.def); NULL: best runnable */
   int threads;         /* <= 0: OpenMP's default */
   xattn_schedule schedule;
-  int kv_splits;       /* kvsplit layout: number of key-range splits; <= 0: auto */
+  int kv_splits;       /* kvsplit / decode layouts: number of key-range splits; <= 0: from the
+                          config header, else auto */
+  int prefetch;        /* decode layout: software prefetch distance in tokens; 0: from the
+                          config header, else auto; < 0: off */
 } xattn_options;
 
 void xattn_options_init(xattn_options *o);
@@ -177,6 +182,13 @@ xattn_status xattn_extend_attention(const xattn_problem *p, const xattn_options 
 
 /* Validation alone (what xattn_extend_attention does first). */
 xattn_status xattn_validate(const xattn_problem *p);
+
+/* Address of head kvh of cache key j of request b (v = 0: k_cache, v = 1: v_cache):
+ * the slot table or paged block table (page_size, cache_layout, req_start_col)
+ * resolved exactly as the kernels do. For tools that read the cache (bench
+ * memory roofs); p must have passed xattn_validate and key j must be a cache
+ * key (j < prefix_lens[b], or any j < encoder_lens[b] in cross mode). */
+const void *xattn_cache_row(const xattn_problem *p, int32_t b, int64_t j, int32_t kvh, int v);
 
 /* fp64 reference, docs/contract.md's definition. Writes out[t][h][dv] as doubles into a
  * dense [T, H_Q, DV] array (p->o is ignored). Slow: O(T * S * (D + DV)). */
