@@ -105,11 +105,12 @@ const char *xattn_running_isa(const char *isa, xattn_dtype dtype) {
 }
 
 /* ---- layouts ----------------------------------------------------------------- */
-static const char *const layout_names[] = {"flat", "gqa", "kvsplit"};
-int xattn_layout_count(void) { return 3; }
-const char *xattn_layout_name(int i) { return i >= 0 && i < 3 ? layout_names[i] : NULL; }
+static const char *const layout_names[] = {"flat", "gqa", "kvsplit", "decode"};
+enum { LAYOUT_COUNT = sizeof(layout_names) / sizeof(layout_names[0]) };
+int xattn_layout_count(void) { return LAYOUT_COUNT; }
+const char *xattn_layout_name(int i) { return i >= 0 && i < LAYOUT_COUNT ? layout_names[i] : NULL; }
 static int layout_find(const char *name) {
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < LAYOUT_COUNT; i++)
     if (name && strcmp(name, layout_names[i]) == 0) return i;
   return -1;
 }
@@ -121,6 +122,7 @@ typedef struct resolved {
   int layout;
   xattn_schedule schedule;
   int threads;
+  int kv_splits, prefetch; /* 0 = auto */
 } resolved;
 
 static xattn_status resolve_all(const xattn_problem *p, const xattn_options *opts, resolved *r) {
@@ -155,12 +157,17 @@ static xattn_status resolve_all(const xattn_problem *p, const xattn_options *opt
   if (opts->layout) {
     r->layout = layout_find(opts->layout);
     if (r->layout < 0)
-      return xattn_fail(XATTN_ERR_UNSUPPORTED, "options.layout: unknown layout '%s' (flat, gqa, kvsplit)",
+      return xattn_fail(XATTN_ERR_UNSUPPORTED, "options.layout: unknown layout '%s' (flat, gqa, kvsplit, decode)",
                         opts->layout);
   } else {
     r->layout = row ? layout_find(row->layout) : -1;
     if (r->layout < 0) r->layout = XATTN_LAYOUT_GQA;
   }
+  /* the few-rows path holds a request's rows in one item: too many, and the
+     flash path runs (what xattn_resolve reports too) */
+  if (r->layout == XATTN_LAYOUT_DECODE && !xattn_decode_fits(p)) r->layout = XATTN_LAYOUT_GQA;
+  r->kv_splits = opts->kv_splits > 0 ? opts->kv_splits : row ? row->kv_splits : 0;
+  r->prefetch = opts->prefetch != 0 ? opts->prefetch : row ? row->prefetch : 0;
   if (opts->schedule == XATTN_SCHED_STATIC || opts->schedule == XATTN_SCHED_DYNAMIC)
     r->schedule = opts->schedule;
   else if (opts->schedule != XATTN_SCHED_AUTO)
@@ -193,7 +200,7 @@ xattn_status xattn_extend_attention(const xattn_problem *p, const xattn_options 
   resolved r;
   if ((s = resolve_all(p, opts, &r)) != XATTN_OK) return s;
   s = xattn_drive(p, r.isa->kernels, r.variant, (xattn_layout_kind)r.layout, r.schedule, r.threads,
-                  opts ? opts->kv_splits : 0);
+                  r.kv_splits, r.prefetch);
   if (s == XATTN_ERR_NOMEM) return xattn_fail(s, "scratch: out of memory");
   if (s != XATTN_OK) return xattn_fail(s, "kernel failed");
   xattn_clear_error();

@@ -108,7 +108,8 @@ static void merge_group(const xattn_run *run, const split_group *g, float *parts
     for (int s = 0; s < g->count; s++) {
       const float *base = parts + (size_t)(g->first + s) * part_floats;
       const float ms = base[(size_t)rows_max * dv + r];
-      if (ms == -INFINITY) continue;
+      /* a part whose keys all scored -inf weighs exactly 0, but a NaN its value
+         rows left in acc (0 x NaN, 0 x Inf) stays, as in the unsplit row */
       const float w = exp2f(ms - mx);
       l += w * base[(size_t)rows_max * dv + rows_max + r];
       const float *acc = base + (size_t)r * dv;
@@ -130,9 +131,30 @@ static void run_item(xattn_item_fn fn, const xattn_run *run, const xattn_item *i
   fn(run, it, scratch, &pv);
 }
 
+static int32_t max_extend(const xattn_problem *p) {
+  int32_t e = 0;
+  for (int b = 0; b < p->batch; b++)
+    if (p->extend_lens[b] > e) e = p->extend_lens[b];
+  return e;
+}
+
+int xattn_decode_fits(const xattn_problem *p) {
+  return (int64_t)max_extend(p) * p->heads_q <= XATTN_DECODE_MAX_ROWS;
+}
+
+/* decode layout, prefetch 0 = auto: about 128 KiB of K/V rows ahead (in L2
+   beside the tile being read), at least one tile of 16 tokens */
+static int auto_prefetch_tokens(const xattn_problem *p) {
+  const int64_t token_bytes = (int64_t)p->heads_kv * (p->head_dim + p->head_dim_v) * (int64_t)xattn_dtype_size(p->dtype);
+  int64_t t = ((int64_t)128 << 10) / (token_bytes > 0 ? token_bytes : 1);
+  if (t < 16) t = 16;
+  if (t > 256) t = 256;
+  return (int)t;
+}
+
 xattn_status xattn_drive(const xattn_problem *p, const xattn_isa_kernels *isa, int variant,
                          xattn_layout_kind layout, xattn_schedule sched, int threads,
-                         int kv_splits) {
+                         int kv_splits, int prefetch) {
   xattn_status st = XATTN_OK;
   xattn_run run;
   memset(&run, 0, sizeof run);
@@ -141,8 +163,12 @@ xattn_status xattn_drive(const xattn_problem *p, const xattn_isa_kernels *isa, i
   run.heads_per_kv = p->heads_q / p->heads_kv;
   run.score_scale2 = p->scale * XATTN_LOG2E;
   run.cap2 = p->logit_cap > 0.0f ? p->logit_cap * XATTN_LOG2E : 0.0f;
+  const int decode = layout == XATTN_LAYOUT_DECODE;
+  run.prefetch = !decode || prefetch < 0 ? 0 : prefetch > 0 ? prefetch : auto_prefetch_tokens(p);
   if (layout == XATTN_LAYOUT_FLAT) {
     run.heads_per_item = 1;
+  } else if (decode) {
+    run.heads_per_item = p->heads_q; /* one item holds every row of its request */
   } else {
     int gs = XATTN_MAX_ITEM_ROWS / run.bm;
     if (gs < 1) gs = 1;
@@ -163,8 +189,8 @@ xattn_status xattn_drive(const xattn_problem *p, const xattn_isa_kernels *isa, i
   }
   run.ext_start = ext_start;
 
-  /* enumerate items */
-  const int bm = run.bm, gs = run.heads_per_item;
+  /* enumerate items: BLOCK_M queries x a head group, or (decode) a whole request */
+  const int bm = decode ? max_extend(p) : run.bm, gs = run.heads_per_item;
   for (int b = 0; b < p->batch && st == XATTN_OK; b++) {
     for (int32_t q0 = 0; q0 < p->extend_lens[b] && st == XATTN_OK; q0 += bm) {
       const int32_t nq = p->extend_lens[b] - q0 < bm ? p->extend_lens[b] - q0 : bm;
@@ -173,6 +199,7 @@ xattn_status xattn_drive(const xattn_problem *p, const xattn_isa_kernels *isa, i
       for (int h0 = 0; h0 < p->heads_q && st == XATTN_OK;) {
         const int kvh = h0 / run.heads_per_kv;
         const int nh = layout == XATTN_LAYOUT_FLAT ? 1
+                       : decode                                    ? p->heads_q /* every KV head */
                        : (kvh + 1) * run.heads_per_kv - h0 < gs ? (kvh + 1) * run.heads_per_kv - h0 : gs;
         xattn_item it = {b, kvh, h0, nh, q0, nq, 0, xattn_key_count(p, b), -1, cost * nh};
         if (push_item(&items, &it)) st = XATTN_ERR_NOMEM;
@@ -182,9 +209,9 @@ xattn_status xattn_drive(const xattn_problem *p, const xattn_isa_kernels *isa, i
   }
   if (threads < 1) threads = 1;
 
-  /* kvsplit: cut each item's key range into parts that different threads run */
-  if (st == XATTN_OK && layout == XATTN_LAYOUT_KVSPLIT && items.n > 0) {
-    const int rows_max = run.bm * run.heads_per_item;
+  /* kvsplit, decode: cut each item's key range into parts that different threads run */
+  const int rows_max = bm * run.heads_per_item;
+  if (st == XATTN_OK && (layout == XATTN_LAYOUT_KVSPLIT || decode) && items.n > 0) {
     const size_t part_floats = (size_t)rows_max * (p->head_dim_v + 2);
     int splits = kv_splits;
     if (splits <= 0) splits = (int)((4 * (int64_t)threads + items.n - 1) / items.n);
@@ -200,9 +227,11 @@ xattn_status xattn_drive(const xattn_problem *p, const xattn_isa_kernels *isa, i
         int32_t minlo, maxhi;
         block_cost(p, w->b, w->q0, w->nq, &minlo, &maxhi);
         const int64_t len = maxhi >= minlo ? (int64_t)maxhi - minlo + 1 : 0;
+        /* flash items: whole key tiles per part; decode: exactly `splits` parts
+           (tiles are short there), some empty when there are fewer keys */
         int64_t chunk = (len + splits - 1) / splits;
-        chunk = (chunk + run.bn - 1) / run.bn * run.bn;
-        const int count = chunk > 0 ? (int)((len + chunk - 1) / chunk) : 1;
+        if (!decode) chunk = (chunk + run.bn - 1) / run.bn * run.bn;
+        const int count = decode ? (len > 0 ? splits : 1) : chunk > 0 ? (int)((len + chunk - 1) / chunk) : 1;
         if (count <= 1) {
           if (push_item(&cut, w)) st = XATTN_ERR_NOMEM;
           continue;
@@ -211,8 +240,13 @@ xattn_status xattn_drive(const xattn_problem *p, const xattn_isa_kernels *isa, i
         n_groups++;
         for (int s = 0; s < count && st == XATTN_OK; s++) {
           xattn_item it = *w;
-          it.key_lo = (int32_t)(minlo + s * chunk);
-          it.key_hi = (int32_t)(minlo + (s + 1) * chunk < maxhi + 1 ? minlo + (s + 1) * chunk : maxhi + 1);
+          if (decode) {
+            it.key_lo = (int32_t)(minlo + len * s / count);
+            it.key_hi = (int32_t)(minlo + len * (s + 1) / count);
+          } else {
+            it.key_lo = (int32_t)(minlo + s * chunk);
+            it.key_hi = (int32_t)(minlo + (s + 1) * chunk < maxhi + 1 ? minlo + (s + 1) * chunk : maxhi + 1);
+          }
           it.part = (int32_t)(n_parts++);
           it.cost = w->cost / count;
           if (push_item(&cut, &it)) st = XATTN_ERR_NOMEM;
@@ -232,15 +266,14 @@ xattn_status xattn_drive(const xattn_problem *p, const xattn_isa_kernels *isa, i
   if (st == XATTN_OK && items.n > 1) qsort(items.v, (size_t)items.n, sizeof(xattn_item), by_cost_desc);
   if (threads > items.n && items.n > 0) threads = (int)items.n;
 
-  const size_t scratch_bytes = (isa->scratch_bytes(&run) + 63) / 64 * 64;
+  const size_t scratch_bytes = ((decode ? isa->decode_scratch_bytes : isa->scratch_bytes)(&run) + 63) / 64 * 64;
   if (st == XATTN_OK && items.n > 0) {
     scratch = aligned_alloc(64, scratch_bytes * (size_t)threads);
     if (!scratch) st = XATTN_ERR_NOMEM;
   }
 
   if (st == XATTN_OK && items.n > 0) {
-    const xattn_item_fn fn = isa->items[variant];
-    const int rows_max = run.bm * run.heads_per_item;
+    const xattn_item_fn fn = decode ? isa->decode_item : isa->items[variant];
     const int dv = p->head_dim_v;
     const size_t part_floats = (size_t)rows_max * (dv + 2);
     const int dynamic = sched != XATTN_SCHED_STATIC;
