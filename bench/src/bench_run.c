@@ -1,6 +1,7 @@
 /* xattn-bench's C side: flags, rows, one call per row, shared tables. */
 #define _GNU_SOURCE
 #include "bench_run.h"
+#include "xattn/xattn_introspect.h"
 
 #include "xattn_bench/machine.h"
 #include "xattn_bench/mask.h"

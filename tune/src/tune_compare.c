@@ -11,6 +11,7 @@
 #include "tune_search.h"
 #include "tune_stats.h"
 #include "xattn/xattn.h"
+#include "xattn/xattn_introspect.h"
 #include "xattn_bench/machine.h"
 
 #define MAX_ROWS 512

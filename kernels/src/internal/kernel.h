@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include "xattn/xattn.h"
+#include "xattn/xattn_introspect.h"
 #include "xattn_isa_list.h"
 
 /* log2(e): kernels work in base 2 (exp2 is cheaper), so scores, caps and sinks
@@ -103,9 +104,5 @@ void xattn_variant_dims(int v, int *bm, int *bn);
 
 typedef enum xattn_layout_kind { XATTN_LAYOUT_FLAT = 0, XATTN_LAYOUT_GQA = 1, XATTN_LAYOUT_KVSPLIT = 2 } xattn_layout_kind;
 
-/* driver.c: runs a validated problem with resolved choices. */
-xattn_status xattn_drive(const xattn_problem *p, const xattn_isa_kernels *isa, int variant,
-                         xattn_layout_kind layout, xattn_schedule sched, int threads,
-                         int kv_splits);
 
 #endif
