@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "case_io.h"
 #include "err_line.h"
+#include "xattn_common/files.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -140,13 +141,14 @@ static int get_int_array(json_ctx *j, const char *key, int64_t want_n, int64_t l
 }
 
 static char *read_text(const char *path, char *err, size_t errlen) {
-  FILE *f = fopen(path, "rb");
+  const char *why = NULL;
+  FILE *f = xc_fopen_regular(path, &why); /* a FIFO must not block the open */
   if (!f) {
-    err_line(err, errlen, "%s: cannot open", path);
+    err_line(err, errlen, "%s: cannot open: %s", path, why);
     return NULL;
   }
   struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)CASE_JSON_MAX) {
+  if (fstat(fileno(f), &st) != 0 || st.st_size > (off_t)CASE_JSON_MAX) {
     err_line(err, errlen, "%s: not a regular file of at most %u bytes", path, CASE_JSON_MAX);
     fclose(f);
     return NULL;
@@ -331,6 +333,18 @@ static int check_extents(const xattn_case *c, const xattn_problem *p, const char
   return 0;
 }
 
+int xattn_case_reads(const xattn_case *c, const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0) return 0;
+  const unsigned long long dev = (unsigned long long)st.st_dev, ino = (unsigned long long)st.st_ino;
+  if (dev == c->json_dev && ino == c->json_ino) return 1;
+  const npy_array *arrays[] = {&c->q, &c->k_ext, &c->v_ext, &c->k_cache, &c->v_cache, &c->req_to_token,
+                               &c->req_index_file, &c->sinks, &c->tree_mask, &c->k_scales, &c->v_scales};
+  for (size_t i = 0; i < sizeof arrays / sizeof *arrays; ++i)
+    if (arrays[i]->file_ino && arrays[i]->file_dev == dev && arrays[i]->file_ino == ino) return 1;
+  return 0;
+}
+
 /* ---- load ------------------------------------------------------------------ */
 xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t errlen) {
   memset(c, 0, sizeof *c);
@@ -341,6 +355,8 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
   char *jpath = join(dir, "case.json");
   char *text = jpath ? read_text(jpath, err, errlen) : NULL;
   if (!text) goto fail;
+  struct stat jst;
+  if (stat(jpath, &jst) == 0) c->json_dev = (unsigned long long)jst.st_dev, c->json_ino = (unsigned long long)jst.st_ino;
   root = cJSON_Parse(text);
   if (!root || !cJSON_IsObject(root)) {
     const char *at = cJSON_GetErrorPtr();

@@ -24,6 +24,7 @@ typedef struct xattn_case {
   int32_t *prefix_lens, *extend_lens, *encoder_lens;
   int64_t *req_index, *req_start_col;
   npy_array q, k_ext, v_ext, k_cache, v_cache, req_to_token, req_index_file, sinks, tree_mask, k_scales, v_scales;
+  unsigned long long json_dev, json_ino; /* case.json */
 } xattn_case;
 
 /* Loads dir/case.json and dir/<tensor>.npy. Returns XATTN_OK, or an error
@@ -31,6 +32,10 @@ typedef struct xattn_case {
  * still safe to call). */
 xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t errlen);
 void xattn_case_free(xattn_case *c);
+
+/* Whether path names a file the loader read (case.json or a tensor), through
+ * whatever name or hard link: `xattn run -o` must never replace its input. */
+int xattn_case_reads(const xattn_case *c, const char *path);
 
 /* Writes any valid problem as a case folder (creating dir if needed): rows
  * packed in request order, tensors made dense, the token table, req_index,

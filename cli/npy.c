@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "npy.h"
 #include "err_line.h"
+#include "xattn_common/files.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -188,15 +189,16 @@ dup:
 /* ---- reader -------------------------------------------------------------- */
 int npy_read(const char *path, npy_array *a, char *err, size_t errlen) {
   memset(a, 0, sizeof *a);
-  FILE *f = fopen(path, "rb");
+  const char *why = NULL;
+  FILE *f = xc_fopen_regular(path, &why); /* a FIFO must not block the open */
   if (!f) {
-    err_line(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    err_line(err, errlen, "%s: cannot open: %s", path, why);
     return -1;
   }
   char *hdr = NULL;
   struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    err_line(err, errlen, "%s: not a regular file", path);
+  if (fstat(fileno(f), &st) != 0) {
+    err_line(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
     goto fail;
   }
   unsigned char pre[12];
@@ -272,6 +274,7 @@ int npy_read(const char *path, npy_array *a, char *err, size_t errlen) {
     err_line(err, errlen, "%s: read failed (file changed while reading?)", path);
     goto fail;
   }
+  a->file_dev = (unsigned long long)st.st_dev, a->file_ino = (unsigned long long)st.st_ino;
   fclose(f);
   return 0;
 fail:

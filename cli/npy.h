@@ -32,6 +32,7 @@ typedef struct npy_array {
   int64_t shape[NPY_MAX_DIMS];
   int64_t count;  /* product of shape */
   void *data;     /* count * npy_dtype_size(dtype) bytes, malloc'd (non-NULL even when empty) */
+  unsigned long long file_dev, file_ino; /* the file it was read from (npy_read), 0 otherwise */
 } npy_array;
 
 const char *npy_dtype_descr(npy_dtype t); /* "<f4", ... */

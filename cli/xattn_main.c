@@ -24,6 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "xattn_common/clock.h"
+#include "xattn_common/files.h"
 #include "case_io.h"
 #include "xattn/xattn.h"
 #include "xattn/xattn_introspect.h"
@@ -130,6 +131,26 @@ static int cmd_run(int argc, char **argv) {
     fprintf(stderr, "xattn: %s\n", err);
     return 1;
   }
+  char path_buf[PATH_MAX];
+  const char *path = out;
+  struct stat st;
+  if (!out || (stat(out, &st) == 0 && S_ISDIR(st.st_mode))) {
+    snprintf(path_buf, sizeof path_buf, "%s/o.npy", out ? out : dir);
+    path = path_buf;
+  }
+  /* checked before computing: the output is written to a temp file and renamed over path: that would
+     replace a device, a FIFO or a symlink, or the case's own input */
+  const char *why = NULL;
+  if (xc_output_path_ok(path, &why)) {
+    fprintf(stderr, "xattn: -o %s: is %s; refusing to replace it (give a regular file or a new name)\n", path, why);
+    xattn_case_free(&c);
+    return 1;
+  }
+  if (xattn_case_reads(&c, path)) {
+    fprintf(stderr, "xattn: -o %s: is an input of the case %s; refusing to overwrite it\n", path, dir);
+    xattn_case_free(&c);
+    return 1;
+  }
   xattn_problem *p = &c.problem;
   size_t n = (size_t)p->total_tokens * (size_t)p->heads_q * (size_t)p->head_dim_v;
   size_t esz = xattn_dtype_size(p->dtype);
@@ -172,13 +193,6 @@ static int cmd_run(int argc, char **argv) {
   }
   const double t1 = xc_now();
 
-  char path_buf[PATH_MAX];
-  const char *path = out;
-  struct stat st;
-  if (!out || (stat(out, &st) == 0 && S_ISDIR(st.st_mode))) {
-    snprintf(path_buf, sizeof path_buf, "%s/o.npy", out ? out : dir);
-    path = path_buf;
-  }
   if (xattn_case_write_output(path, o, p->dtype, reference_f64, p->total_tokens, p->heads_q,
                               p->head_dim_v, err, sizeof err) != XATTN_OK) {
     fprintf(stderr, "xattn: %s\n", err);

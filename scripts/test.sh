@@ -8,6 +8,8 @@
 # The peer tests (PyTorch, ONNX Runtime; ctest label peers) need the venv of
 # scripts/make-venv.sh (about 1.5 min and 2.4 GB from PyPI); when it cannot be
 # made they skip with a line that says so, and everything else still runs.
+# Last, `pip install .` into a fresh venv (scripts/check-pip-install.sh; the
+# build backend comes from PyPI, skipped with a line when PyPI is out of reach).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=0
@@ -42,3 +44,11 @@ cmake -S . -B build/likwid -G Ninja -DCMAKE_BUILD_TYPE=Release -DXATTN_LIKWID=ON
 cmake --build build/likwid -j"$jobs"
 step "likwid marker tests (label likwid)"
 ctest --test-dir build/likwid --output-on-failure -j"$jobs" -L likwid
+
+step "pip install . into a fresh venv (build backend scikit-build-core from PyPI)"
+if ! scripts/check-pip-install.sh; then
+  if /usr/bin/python3 -c 'import urllib.request; urllib.request.urlopen("https://pypi.org/simple/scikit-build-core/", timeout=20)' 2>/dev/null; then
+    echo "test.sh: pip install . failed with PyPI reachable" >&2; exit 1
+  fi
+  echo "test.sh: pip install . skipped: PyPI (scikit-build-core) is out of reach" >&2
+fi

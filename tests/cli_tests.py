@@ -6,6 +6,8 @@
     cli_tests.py --bin BUILD/bin oracle      `xattn run` agrees with the numpy oracle
                                              (python/xattn/cases/oracle.py) and so does the fp64 reference
     cli_tests.py --bin BUILD/bin commands    info, usage errors, git-style external commands
+    cli_tests.py --bin BUILD/bin paths       -o onto a FIFO, symlink or the case's own inputs, and
+                                             FIFOs as inputs, are refused (not replaced, no hang)
 
 Any sanitizer report on stderr fails the test. Prints one line per check and a count.
 """
@@ -397,14 +399,61 @@ def commands(bindir, tmp):
           f"external next to the binary: xattn make-case: exit {rc} {err.strip()!r}")
 
 
+# ---- paths that are not regular files ------------------------------------------
+def paths(bindir, tmp):
+    """`xattn run -o` replaced whatever was at the path (temp file + rename): a
+    FIFO, a symlink, the case's own q.npy; a FIFO given as an input hung the
+    loader forever. Each is refused with one line and left as it was."""
+    from xattn.cases import make_case
+    xattn = os.path.join(bindir, "xattn")
+    case = make_case.make_case(os.path.join(tmp, "case"), "f32", "causal", prefix=[2], extend=[3])
+    q = os.path.join(case, "q.npy")
+    q_bytes = open(q, "rb").read()
+    fifo = os.path.join(tmp, "out.fifo")
+    os.mkfifo(fifo)
+    target = os.path.join(tmp, "target.npy")
+    with open(target, "wb") as f:
+        f.write(b"keep")
+    link = os.path.join(tmp, "link.npy")
+    os.symlink(target, link)
+    hard = os.path.join(tmp, "hard_q.npy")
+    os.link(q, hard)
+    for name, out, want in (("a FIFO", fifo, "FIFO"), ("a symlink", link, "symlink"),
+                            ("the case's q.npy", q, "input of the case"),
+                            ("a hard link to q.npy", hard, "input of the case"),
+                            ("the case's case.json", os.path.join(case, "case.json"), "input of the case")):
+        rc, out_, err, san = run([xattn, "run", case, "-o", out])
+        lines = err.splitlines()
+        kept = (os.path.islink(link) and open(target, "rb").read() == b"keep" and
+                open(q, "rb").read() == q_bytes and os.path.exists(fifo) and not os.path.isfile(fifo))
+        ok = rc == 1 and len(lines) == 1 and want in lines[0] and kept and not san
+        check(ok, f"run -o {name}: refused and left alone (exit {rc}, stderr {err.strip()!r})")
+    rc, out_, err, san = run([xattn, "run", case, "-o", os.path.join(tmp, "new.npy")])
+    check(rc == 0 and os.path.isfile(os.path.join(tmp, "new.npy")), f"run -o a new file works (exit {rc} {err.strip()!r})")
+    # FIFOs where the loader reads: refused at once instead of blocking in open()
+    for victim in ("case.json", "q.npy"):
+        d = os.path.join(tmp, "fifo_" + victim.replace(".", "_"))
+        shutil.copytree(case, d)
+        os.remove(os.path.join(d, victim))
+        os.mkfifo(os.path.join(d, victim))
+        try:
+            p = subprocess.run([xattn, "run", d], capture_output=True, text=True, timeout=20)
+            rc, err = p.returncode, p.stderr
+        except subprocess.TimeoutExpired:
+            rc, err = "timeout", ""
+        lines = err.splitlines()
+        check(rc == 1 and len(lines) == 1 and victim in lines[0] and "FIFO" in lines[0],
+              f"run: {victim} is a FIFO: refused without blocking (exit {rc}, stderr {err.strip()!r})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True, help="folder holding xattn and xattn-oracle (PYTHONPATH holds the xattn package)")
-    ap.add_argument("what", choices=["malformed", "oracle", "commands"])
+    ap.add_argument("what", choices=["malformed", "oracle", "commands", "paths"])
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="xattn-cli-")
     try:
-        {"malformed": malformed, "oracle": oracle, "commands": commands}[a.what](a.bin, tmp)
+        {"malformed": malformed, "oracle": oracle, "commands": commands, "paths": paths}[a.what](a.bin, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"cli {a.what}: {COUNT[0]} checks, {len(FAILS)} failures")

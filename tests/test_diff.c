@@ -14,6 +14,11 @@
  * large: long prefixes with short extends (P=700, E=3), E = 130 and 257, GQA 4:1,
  *   D/DV = 192/128 and 576/512, a batch of 8 mixed requests (3:1, cap); run under the smoke list (every variant, layout
  *   and kv_splits at least once) or a larger one.
+ * --plant: NaN and +-Inf are planted in used rows of q, k and v (the last key of
+ *   every request and a random key or query, tp_plant_nonfinite), so that they
+ *   sit where queries may look and where they may not; the reference then
+ *   defines which outputs are NaN or Inf (docs/contract.md) and every other
+ *   element must still match. Level "layouts" runs every ISA x layout.
  * --page N (paged block table of N tokens per block), --cache token_major|head_major
  * --start-cols 1 (keys start at columns 1..4 of the table rows) and --kv e4m3fn|e5m2
  * (fp8 cache with a tensor scale and per-token-per-head scales) run every
@@ -71,8 +76,8 @@ static const mode_spec all_modes[] = {
 
 
 static int usage(void) {
-  fprintf(stderr, "usage: test_diff --modes LIST --shapes small|large --level full|reduced|smoke "
-                  "[--seed N] [--page N] [--cache token_major|head_major] [--start-cols 0|1] [--kv e4m3fn|e5m2]\n");
+  fprintf(stderr, "usage: test_diff --modes LIST --shapes small|large --level full|reduced|smoke|layouts "
+                  "[--seed N] [--plant] [--page N] [--cache token_major|head_major] [--start-cols 0|1] [--kv e4m3fn|e5m2]\n");
   return 2;
 }
 
@@ -80,8 +85,13 @@ int main(int argc, char **argv) {
   const char *modes_arg = "causal_br,causal_tl,bidirectional,cross,tree", *shapes_arg = "small";
   tp_level level = TP_LEVEL_FULL;
   uint64_t seed = 1;
+  int plant = 0;
   tp_mask storage = {0}; /* the KV cache's storage for every problem (--page, --cache, --start-cols) */
   for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--plant")) {
+      plant = 1;
+      continue;
+    }
     if (i + 1 >= argc) return usage();
     const char *v = argv[++i];
     if (!strcmp(argv[i - 1], "--modes"))
@@ -107,6 +117,8 @@ int main(int argc, char **argv) {
         level = TP_LEVEL_REDUCED;
       else if (!strcmp(v, "smoke"))
         level = TP_LEVEL_SMOKE;
+      else if (!strcmp(v, "layouts"))
+        level = TP_LEVEL_LAYOUTS;
       else
         return usage();
     } else
@@ -156,6 +168,7 @@ int main(int argc, char **argv) {
           tproblem tp;
           char desc[256], edesc[160], rdesc[400];
           if (tp_build(&tp, &shapes[sh], mask, pseed)) return 1;
+          if (plant) tp_plant_nonfinite(&tp, pseed);
           tp_describe(&tp, desc, sizeof desc);
           problems++;
           xattn_status st = tp_reference(&tp);
@@ -198,10 +211,11 @@ int main(int argc, char **argv) {
   free(execs);
   if (printed > MAX_PRINTED_FAILURES)
     printf("... %ld more failures not printed\n", printed - MAX_PRINTED_FAILURES);
-  printf("test_diff modes=%s shapes=%s level=%s: %ld problems x %d run configurations = %ld runs, "
+  static const char *const level_names[] = {"full", "reduced", "smoke", "layouts"};
+  printf("test_diff modes=%s shapes=%s level=%s%s: %ld problems x %d run configurations = %ld runs, "
          "%ld failed runs, %ld failed references or pair counts; worst passing |err|/tol f32 %.3g, bf16 %.3g, "
          "f16 %.3g; %.1f s\n",
-         modes_arg, shapes_arg, level == TP_LEVEL_FULL ? "full" : level == TP_LEVEL_REDUCED ? "reduced" : "smoke",
-         problems, nexec, runs, failed_runs, failed_refs, worst[0], worst[1], worst[2], xc_now() - t0);
+         modes_arg, shapes_arg, level_names[level], plant ? " (NaN/Inf planted)" : "", problems, nexec, runs,
+         failed_runs, failed_refs, worst[0], worst[1], worst[2], xc_now() - t0);
   return failed_runs || failed_refs ? 1 : 0;
 }

@@ -18,8 +18,8 @@
 #include "support/tproblem.h"
 
 static long n_problems, n_runs, n_checks, n_failures;
-static tp_exec *g_execs, *g_smoke;
-static int g_nexec, g_nsmoke;
+static tp_exec *g_execs, *g_smoke, *g_layouts;
+static int g_nexec, g_nsmoke, g_nlayouts;
 
 #define CHECK(cond, ...)                                   \
   do {                                                     \
@@ -65,10 +65,8 @@ static double problem_work(const tproblem *tp) {
 
 /* Runs every configuration of the list against the reference (the smoke list
  * for big problems, to keep the sanitizer run short). */
-static int check_all(tproblem *tp) {
+static int check_list(tproblem *tp, const tp_exec *execs, int nexec) {
   int fails = 0;
-  const tp_exec *execs = problem_work(tp) > 3e5 ? g_smoke : g_execs;
-  int nexec = problem_work(tp) > 3e5 ? g_nsmoke : g_nexec;
   char d[256], e[160], r[400];
   tp_describe(tp, d, sizeof d);
   for (int i = 0; i < nexec; ++i) {
@@ -88,6 +86,10 @@ static int check_all(tproblem *tp) {
     if (fails == 1) tp_dump(tp);
   }
   return fails;
+}
+
+static int check_all(tproblem *tp) {
+  return problem_work(tp) > 3e5 ? check_list(tp, g_smoke, g_nsmoke) : check_list(tp, g_execs, g_nexec);
 }
 
 /* Output of a default-options call, dense [T, H_Q, DV] (unwritten rows 0). */
@@ -502,6 +504,78 @@ static void partial_masked_tile_no_nan(void) {
     }
 }
 
+/* ---- nonfinite_inputs ----------------------------------------------------- */
+/* docs/contract.md, non-finite inputs: an output row depends only on the keys
+ * it may see; what it sees propagates as IEEE arithmetic does. Each case sets a
+ * few NaN/Inf elements, checks that the reference puts NaN/Inf exactly where
+ * the contract says (so the case cannot pass vacuously), then runs every ISA x
+ * layout against it (tp_check: NaN where the reference is NaN, the same Inf or
+ * NaN where it is Inf, within tolerance everywhere else). */
+static int64_t ref_count(const tproblem *tp, int want_nan) {
+  const xattn_problem *p = &tp->p;
+  int64_t n = 0;
+  for (int64_t t = 0; t < p->total_tokens; ++t)
+    for (int64_t k = 0; tp->row_written[t] && k < (int64_t)p->heads_q * p->head_dim_v; ++k) {
+      const double x = tp->ref[t * p->heads_q * p->head_dim_v + k];
+      n += want_nan ? isnan(x) : isinf(x);
+    }
+  return n;
+}
+
+static void nonfinite_inputs(void) {
+  /* name, B, prefix, extend, encoder, hq, hkv, d, dv, pad_head, pad_token, idx64, gapped, scale, cap, sinks, tree */
+  tp_shape causal64 = {"causal64", 1, {0}, {64}, {0}, 2, 1, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0};
+  tp_shape prefixed = {"prefixed", 1, {5}, {20}, {0}, 2, 1, 16, 16, 0, 0, 0, 0, 0, 0, 1, 0};
+  tp_shape bidir = {"bidir40", 1, {0}, {40}, {0}, 1, 1, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (int dt = 0; dt < 3; ++dt) {
+    tproblem tp;
+    /* 1. +Inf in the last token's v: only the last query sees it (the issue's
+       case: 0 x Inf made all 64 causal rows non-finite) */
+    build(&tp, &causal64, with(M_CAUSAL, dt, XATTN_MODE_CAUSAL, 0, -1, -1), 151);
+    tp_set(&tp, tp.v_ext, &tp.p.v_ext, 63, 0, 3, INFINITY);
+    tp_reference(&tp);
+    CHECK(ref_count(&tp, 0) == 2 && ref_count(&tp, 1) == 0, "%s: reference: %lld Inf, %lld NaN, want 2 Inf (last row, column 3, both heads)",
+          xattn_dtype_name(dt), (long long)ref_count(&tp, 0), (long long)ref_count(&tp, 1));
+    check_list(&tp, g_layouts, g_nlayouts);
+    /* 2. and NaN in the last token's k: the last row is NaN, the others untouched */
+    tp_set(&tp, tp.k_ext, &tp.p.k_ext, 63, 0, 5, NAN);
+    tp_reference(&tp);
+    CHECK(ref_count(&tp, 1) == 2 * 16 && ref_count(&tp, 0) == 0, "%s: reference: %lld NaN, want the last row's 32",
+          xattn_dtype_name(dt), (long long)ref_count(&tp, 1));
+    check_list(&tp, g_layouts, g_nlayouts);
+    tp_free(&tp);
+
+    /* 3. NaN in a visible key of the extend (rows >= 10 see it) and in one query
+       (that row and head only), with a prefix and sinks */
+    build(&tp, &prefixed, with(M_CAUSAL, dt, XATTN_MODE_CAUSAL, 0, -1, -1), 152);
+    tp_set(&tp, tp.k_ext, &tp.p.k_ext, 10, 0, 2, NAN);
+    tp_set(&tp, tp.q, &tp.p.q, 4, 1, 7, NAN);
+    tp_reference(&tp);
+    CHECK(ref_count(&tp, 1) == (10 * 2 + 1) * 16, "%s: reference: %lld NaN, want %d", xattn_dtype_name(dt),
+          (long long)ref_count(&tp, 1), (10 * 2 + 1) * 16);
+    check_list(&tp, g_layouts, g_nlayouts);
+    tp_free(&tp);
+
+    /* 4. +Inf in k with q of one sign per row: score +inf (odd rows: NaN row) or
+       -inf (even rows: weight 0, finite row), in fully visible tiles without a
+       cap (AMX's fast softmax path); then +Inf in that key's v too: the even
+       rows' column becomes 0 x Inf = NaN */
+    build(&tp, &bidir, with(M_CAUSAL, dt, XATTN_MODE_BIDIRECTIONAL, 0, -1, -1), 153);
+    tp_set(&tp, tp.k_ext, &tp.p.k_ext, 7, 0, 0, INFINITY);
+    for (int i = 0; i < 40; ++i) tp_set(&tp, tp.q, &tp.p.q, i, 0, 0, i % 2 ? 0.5f : -0.5f);
+    tp_reference(&tp);
+    CHECK(ref_count(&tp, 1) == 20 * 16 && ref_count(&tp, 0) == 0, "%s: reference: %lld NaN, %lld Inf, want 320 NaN",
+          xattn_dtype_name(dt), (long long)ref_count(&tp, 1), (long long)ref_count(&tp, 0));
+    check_list(&tp, g_layouts, g_nlayouts);
+    tp_set(&tp, tp.v_ext, &tp.p.v_ext, 7, 0, 9, INFINITY);
+    tp_reference(&tp);
+    CHECK(ref_count(&tp, 1) == 20 * 16 + 20, "%s: reference: %lld NaN, want 340", xattn_dtype_name(dt),
+          (long long)ref_count(&tp, 1));
+    check_list(&tp, g_layouts, g_nlayouts);
+    tp_free(&tp);
+  }
+}
+
 /* ---- edge_tiles_do_not_write_past_extend ---------------------------------- */
 static void edge_tiles_do_not_write_past_extend(void) {
   /* awkward lengths, padding after every head and token, gaps between
@@ -887,7 +961,7 @@ static const struct {
     T(bidirectional_with_prefix), T(causal_top_left_vs_bottom_right), T(tree_mask),
     T(tree_mask_with_window), T(two_documents_differ_bidirectional),
     T(causal_vs_bidirectional_differ_where_masked), T(empty_rows_write_zeros),
-    T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan),
+    T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan), T(nonfinite_inputs),
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
     T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels),
@@ -910,12 +984,13 @@ int main(int argc, char **argv) {
   tp_level level = lv && !strcmp(lv, "full") ? TP_LEVEL_FULL : lv && !strcmp(lv, "reduced") ? TP_LEVEL_REDUCED : TP_LEVEL_SMOKE;
   g_nexec = tp_exec_list(level, &g_execs);
   g_nsmoke = tp_exec_list(TP_LEVEL_SMOKE, &g_smoke);
+  g_nlayouts = tp_exec_list(TP_LEVEL_LAYOUTS, &g_layouts);
   for (size_t i = 0; i < sizeof tests / sizeof *tests; ++i)
     if (!strcmp(argv[1], tests[i].name)) {
       tests[i].fn();
       printf("%s: %ld problems, %ld runs over %d run configurations, %ld checks, %ld failures\n",
              argv[1], n_problems, n_runs, g_nexec, n_checks, n_failures);
-      free(g_execs), free(g_smoke);
+      free(g_execs), free(g_smoke), free(g_layouts);
       return n_failures || n_checks == 0 ? 1 : 0;
     }
   fprintf(stderr, "test_named: unknown test '%s'\n", argv[1]);

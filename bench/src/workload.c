@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "xattn_common/files.h"
 #include "xattn_common/hash.h"
 
 #define MAX_BATCH 65536
@@ -499,9 +501,10 @@ const char *xb_suite_dirs(void) {
 }
 
 static char *read_file(const char *path, char *err, size_t errlen) {
-  FILE *f = fopen(path, "rb");
+  const char *why = NULL;
+  FILE *f = xc_fopen_regular(path, &why); /* a FIFO must not block the open */
   if (!f) {
-    snprintf(err, errlen, "%s: (file): cannot open", path);
+    snprintf(err, errlen, "%s: (file): cannot open: %s", path, why);
     return NULL;
   }
   size_t cap = 1 << 16, n = 0;
@@ -536,9 +539,8 @@ xb_suite *xb_suite_load(const char *name_or_path, char *err, size_t errlen) {
     for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
       char cand[1024];
       snprintf(cand, sizeof cand, "%s/%s.json", d, name_or_path);
-      FILE *f = fopen(cand, "rb");
-      if (f) {
-        fclose(f);
+      struct stat cst;
+      if (stat(cand, &cst) == 0) { /* read_file says what it is if not a regular file */
         snprintf(path, sizeof path, "%s", cand);
         break;
       }

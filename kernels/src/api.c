@@ -24,6 +24,9 @@ void xattn_problem_init(xattn_problem *p) {
   p->cache_layout = XATTN_CACHE_TOKEN_MAJOR;
 }
 
+size_t xattn_problem_size(void) { return sizeof(xattn_problem); }
+size_t xattn_options_size(void) { return sizeof(xattn_options); }
+
 void xattn_options_init(xattn_options *o) {
   memset(o, 0, sizeof *o);
   o->schedule = XATTN_SCHED_AUTO;

@@ -80,10 +80,18 @@ static void merge_group(const xattn_run *run, const xattn_split_group *g, float 
   const int dv = p->head_dim_v, rows = g->whole.nq * g->whole.nh;
   for (int r = 0; r < rows; r++) {
     float mx = -INFINITY;
+    int nan = 0;
     for (int s = 0; s < g->count; s++) {
       const float *base = parts + (size_t)(g->first + s) * part_floats;
       const float ms = base[(size_t)rows_max * dv + r];
-      if (ms > mx) mx = ms;
+      /* a NaN score leaves l NaN (m only sometimes): the row is NaN (docs/contract.md) */
+      if (isnan(ms) || isnan(base[(size_t)rows_max * dv + rows_max + r])) nan = 1;
+      else if (ms > mx) mx = ms;
+    }
+    if (nan) {
+      for (int c = 0; c < dv; c++) row[c] = NAN;
+      store_row(p, run, &g->whole, r, row, 0.0f, 1.0f);
+      continue;
     }
     if (mx == -INFINITY) {
       store_row(p, run, &g->whole, r, NULL, mx, 0.0f);

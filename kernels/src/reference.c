@@ -82,22 +82,27 @@ xattn_status xattn_reference(const xattn_problem *p, double *out) {
         const int64_t kvh = h / group;
         double *o = out + ((row0 + i) * HQ + h) * DV;
         double m = -INFINITY;
+        int nan_score = 0;
         for (int64_t j = 0; j < S; j++) {
-          score[j] = -INFINITY;
-          if (!visible(p, b, i, j)) continue;
+          if (!visible(p, b, i, j)) continue; /* masked: never read, whatever it holds */
           double dot = 0;
           for (int64_t d = 0; d < D; d++) dot += load(p, &p->q, row0 + i, h, d) * key_elem(p, b, j, row0, kvh, 0, d);
           double sc = p->scale * dot;
           if (p->logit_cap > 0) sc = p->logit_cap * tanh(sc / p->logit_cap);
           score[j] = sc;
-          if (sc > m) m = sc;
+          if (isnan(sc)) nan_score = 1;
+          else if (sc > m) m = sc;
         }
-        for (int64_t d = 0; d < DV; d++) o[d] = 0;
-        if (m == -INFINITY) continue; /* no visible key: zeros, with or without a sink */
+        /* docs/contract.md, non-finite inputs: a NaN score (NaN in q or a visible
+           k, or Inf x 0) has a NaN weight, which makes the whole row NaN */
+        for (int64_t d = 0; d < DV; d++) o[d] = nan_score ? NAN : 0;
+        if (nan_score) continue;
+        /* no visible key, or every visible score -inf (weight 0): zeros, sink or not */
+        if (m == -INFINITY) continue;
         if (p->sinks && p->sinks[h] > m) m = p->sinks[h];
         double denom = p->sinks ? exp(p->sinks[h] - m) : 0;
         for (int64_t j = 0; j < S; j++) {
-          if (score[j] == -INFINITY) continue;
+          if (!visible(p, b, i, j)) continue; /* a visible key of weight 0 still multiplies its v (0 x Inf = NaN) */
           double w = exp(score[j] - m);
           denom += w;
           for (int64_t d = 0; d < DV; d++) o[d] += w * key_elem(p, b, j, row0, kvh, 1, d);

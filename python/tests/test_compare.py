@@ -161,6 +161,32 @@ class CompareTest(unittest.TestCase):
             self.assertIn(w, lines[0])
         self.assertFalse(os.path.exists(self.results), "nothing is stored for refused inputs")
 
+    def test_ci_gate_markdown_summary(self):
+        """The CI one-liner's summary (README 'A performance gate for CI'): appended,
+        written for a regression, a clean run and a refusal alike."""
+        md = os.path.join(self.tmp, "summary.md")
+        rc, out, err = self.run_compare(os.path.join(TESTDATA, "base.json"), os.path.join(TESTDATA, "slow20.json"),
+                                        "--no-store", "--fail-on-regression", "--markdown", md)
+        self.assertEqual(rc, 1, err)
+        with open(md) as f:
+            text = f.read()
+        self.assertTrue(text.startswith("### xattn performance: **4 regression(s)**\n"), text)
+        self.assertEqual(text.count("| REGRESSION |"), 4)
+        self.assertIn("head `cccccccccccc` vs base `aaaaaaaaaaaa`", text)
+        rc, out, err = self.run_compare(os.path.join(TESTDATA, "base.json"), os.path.join(TESTDATA, "same.json"),
+                                        "--no-store", "--fail-on-regression", "--markdown", md)
+        self.assertEqual(rc, 0, err)
+        rc, out, err = self.run_compare(os.path.join(TESTDATA, "base.json"), os.path.join(TESTDATA, "not-json.json"),
+                                        "--no-store", "--markdown", md)
+        self.assertEqual(rc, 2)
+        with open(md) as f:
+            parts = f.read().split("### xattn performance: ")
+        self.assertEqual(len(parts), 4, parts)  # appended three times
+        self.assertTrue(parts[2].startswith("no regression"), parts[2])
+        self.assertNotIn("|", parts[2])
+        self.assertTrue(parts[3].startswith("not compared"), parts[3])
+        self.assertIn("not JSON", parts[3])
+
     def test_refuses_malformed_and_mismatched(self):
         f = lambda n: os.path.join(TESTDATA, n)  # noqa: E731
         base = f("base.json")
@@ -174,6 +200,19 @@ class CompareTest(unittest.TestCase):
         self.assertRefused([base, self.write("bad-row.json", bad_row)], ["benchmarks[1]", "real_time"])
         rc, out, err = self.run_compare(base, f("other-machine.json"), "--allow-mixed-machines", "--no-store")
         self.assertEqual(rc, 0, err)
+
+    def test_refuses_nonfinite_and_nonpositive_times(self):
+        # issue 12: one NaN sample in a 3x slower head printed "unchanged" and
+        # passed --fail-on-regression; negative or zero times read as huge
+        # improvements. Such a row is refused by name, never compared.
+        base = self.write("base.json", synth.make_results(1, reps=6))
+        for bad, shown in ((float("nan"), "nan"), (float("inf"), "inf"), (-3.0, "-3"), (0.0, "0")):
+            head = synth.make_results(2, reps=6, slowdown=3.0, commit="bbbbbbbbbbbb")
+            head["benchmarks"][4]["real_time"] = bad
+            path = self.write("head-%s.json" % shown, head)
+            self.assertRefused([base, path, "--fail-on-regression"],
+                               ["benchmarks[4]", head["benchmarks"][4]["name"], "real_time", shown])
+        self.assertEqual(comparison._fmt_p(float("nan")), "nan")
 
     # ---- interleaved runs of two executables -------------------------------------------
     def test_interleaved_runs_of_two_executables(self):

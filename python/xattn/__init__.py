@@ -11,18 +11,22 @@ numpy/scipy: the tools import what they use when they run. Subpackages:
   xattn.cases     case folders: `xattn make-case`, the numpy `xattn oracle`
 
 `python3 -m xattn COMMAND ...` runs any command (xattn/__main__.py).
-The binding of the compiled library (xattn.extend_attention) lives in its own
-module, loaded on first use through __getattr__ below, so that the tools work
-where the library is not built.
+The binding of the compiled library (xattn.extend_attention, reference,
+resolve, info, XattnError: xattn/api.py; SGLang / IPEX signatures:
+xattn.adapters) is loaded on first use through __getattr__ below, so that the
+tools work where the library is not built.
 """
 
 # Names served lazily by a submodule: name -> module (relative to this package).
-_LAZY = {"extend_attention": "api"}
+_LAZY = {"extend_attention": "api", "reference": "api", "resolve": "api", "info": "api",
+         "XattnError": "api", "library_path": "api", "adapters": None}
 
 
 def __getattr__(name):
-    module = _LAZY.get(name)
-    if module is None:
+    if name not in _LAZY:
         raise AttributeError(f"module 'xattn' has no attribute {name!r}")
     import importlib
+    module = _LAZY[name]
+    if module is None:  # a submodule itself
+        return importlib.import_module(f".{name}", __name__)
     return getattr(importlib.import_module(f".{module}", __name__), name)

@@ -10,11 +10,13 @@ import sys
 COMMANDS = {
     "compare": "xattn.perf.cli_compare",
     "history": "xattn.perf.cli_history",
+    "bisect": "xattn.perf.cli_bisect",
     "targets": "xattn.perf.targets",
     "plot": "xattn.plot.cli_plot",
     "peers": "xattn.peers.run_peers",
     "make-case": "xattn.cases.make_case",
     "oracle": "xattn.cases.oracle",
+    "binding-overhead": "xattn.perf.binding_overhead",
 }
 
 

@@ -8,6 +8,7 @@ line naming the file and the reason, so that callers can print it and exit 2.
 """
 import datetime
 import json
+import math
 import os
 import re
 import tempfile
@@ -175,6 +176,11 @@ def validate_benchmark_json(path, data):
                 raise ResultsError("%s: benchmarks[%d] (%s) has no '%s'" % (path, i, row["name"], key))
         if not isinstance(row["real_time"], (int, float)) or isinstance(row["real_time"], bool):
             raise ResultsError("%s: benchmarks[%d] (%s): real_time is not a number" % (path, i, row["name"]))
+        # a NaN time compares as neither slower nor faster and a time <= 0 as a
+        # huge improvement: such a row is a broken measurement, never compared
+        if not math.isfinite(row["real_time"]) or row["real_time"] <= 0:
+            raise ResultsError("%s: benchmarks[%d] (%s): real_time %r is not a positive finite time"
+                               % (path, i, row["name"], row["real_time"]))
         if row["time_unit"] not in _TIME_UNIT_SECONDS:
             raise ResultsError("%s: benchmarks[%d] (%s): unknown time_unit %r"
                                % (path, i, row["name"], row["time_unit"]))

@@ -4,6 +4,7 @@
 #include "tproblem.h"
 
 #include "case_io.h"
+#include "internal/cache.h" /* key addressing for tp_plant_nonfinite */
 
 #include <math.h>
 #include <stdio.h>
@@ -376,6 +377,60 @@ int64_t tp_count_visible(const tproblem *tp) {
   return v;
 }
 
+/* Element offset of (key position j of request b, KV head kvh, element 0) in
+ * the buffer it is read from: the cache through the token table (the library's
+ * one definition of cache addressing, internal/cache.h) or the extend rows.
+ * v: 0 for k, 1 for v. */
+static int64_t key_offset(tproblem *tp, int b, int64_t j, int kvh, int v, void **buf, xattn_dtype *dt) {
+  const xattn_problem *p = &tp->p;
+  if (p->mode == XATTN_MODE_CROSS || j < tp->prefix[b]) {
+    *buf = v ? tp->v_cache : tp->k_cache;
+    *dt = tp->mask.kv8 ? tp->mask.kv8 : tp->mask.dtype; /* fp8 caches: e4m3fn has no Inf, it stores NaN */
+    return xattn_cache_offset(p, b, j, kvh, v);
+  }
+  const xattn_tensor *t = v ? &p->v_ext : &p->k_ext;
+  *buf = v ? tp->v_ext : tp->k_ext;
+  *dt = tp->mask.dtype;
+  return (tp->start[b] + (j - tp->prefix[b])) * t->token_stride + kvh * t->head_stride;
+}
+
+void tp_set(tproblem *tp, void *buf, const xattn_tensor *t, int64_t row, int head, int d, float x) {
+  put(buf, (size_t)(row * t->token_stride + head * t->head_stride + d), tp->mask.dtype, x);
+}
+
+static void plant(tproblem *tp, void *buf, int64_t at, xattn_dtype dt, float x) {
+  put(buf, (size_t)at, dt, x);
+  tp->planted++;
+}
+
+int tp_plant_nonfinite(tproblem *tp, uint64_t seed) {
+  xattn_problem *p = &tp->p;
+  uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 7;
+  const float values[] = {NAN, INFINITY, -INFINITY};
+  void *buf;
+  xattn_dtype dt;
+  for (int b = 0; b < p->batch; ++b) {
+    const int64_t S = p->mode == XATTN_MODE_CROSS ? tp->encoder[b] : (int64_t)tp->prefix[b] + tp->extend[b];
+    if (S > 0) { /* the last key's value: +-Inf (seen by the last query only under causal) */
+      int64_t at = key_offset(tp, b, S - 1, (int)(tp_rand(&rng) % (uint64_t)p->heads_kv), 1, &buf, &dt);
+      plant(tp, buf, at + (int64_t)(tp_rand(&rng) % (uint64_t)p->head_dim_v), dt, b % 2 ? -INFINITY : INFINITY);
+    }
+    /* one more: a random key's k or v, or a random query of the request */
+    const int kind = (int)(tp_rand(&rng) % 3);
+    const float x = values[tp_rand(&rng) % 3];
+    if (kind < 2 && S > 0) {
+      const int64_t j = (int64_t)(tp_rand(&rng) % (uint64_t)S);
+      int64_t at = key_offset(tp, b, j, (int)(tp_rand(&rng) % (uint64_t)p->heads_kv), kind, &buf, &dt);
+      plant(tp, buf, at + (int64_t)(tp_rand(&rng) % (uint64_t)(kind ? p->head_dim_v : p->head_dim)), dt, x);
+    } else if (kind == 2 && tp->extend[b] > 0) {
+      int64_t row = tp->start[b] + (int64_t)(tp_rand(&rng) % (uint64_t)tp->extend[b]);
+      plant(tp, tp->q, row * p->q.token_stride + (int64_t)(tp_rand(&rng) % (uint64_t)p->heads_q) * p->q.head_stride +
+                           (int64_t)(tp_rand(&rng) % (uint64_t)p->head_dim), tp->mask.dtype, x);
+    }
+  }
+  return tp->planted;
+}
+
 void tp_reset_output(tproblem *tp) { memset(tp->o_buf, TP_SENTINEL, tp->o_bytes); }
 
 double tp_out(const tproblem *tp, int64_t t, int h, int d) {
@@ -401,6 +456,8 @@ tp_result tp_check(const tproblem *tp) {
       for (int d = 0; d < DV; ++d) {
         double got = tp_out(tp, t, h, d), want = tp->ref[(t * H + h) * DV + d];
         double diff = fabs(got - want), ratio = diff / (atol + rtol * fabs(want));
+        if (isnan(want)) ratio = isnan(got) ? 0.0 : INFINITY;
+        else if (isinf(want)) ratio = isnan(got) || got == want ? 0.0 : INFINITY, diff = ratio;
         r.checked++;
         if (!isfinite(got)) r.nonfinite++;
         if (!(ratio <= 1.0)) r.bad++;
@@ -434,9 +491,10 @@ int tp_ok(const tp_result *r) { return r->bad == 0 && r->overwritten == 0; }
 
 void tp_describe(const tproblem *tp, char *buf, size_t len) {
   const tp_shape *s = &tp->shape;
-  int n = snprintf(buf, len, "shape=%s mode=%s align=%s window=(%d,%d) dtype=%s seed=%llu", s->name,
+  int n = snprintf(buf, len, "shape=%s mode=%s align=%s window=(%d,%d) dtype=%s seed=%llu%s", s->name,
                    xattn_mode_name(tp->mask.mode), xattn_align_name(tp->mask.align), tp->mask.wl,
-                   tp->mask.wr, xattn_dtype_name(tp->mask.dtype), (unsigned long long)tp->seed);
+                   tp->mask.wr, xattn_dtype_name(tp->mask.dtype), (unsigned long long)tp->seed,
+                   tp->planted ? " nonfinite-planted" : "");
   if (n > 0 && (size_t)n < len && (tp->mask.page_size > 1 || tp->mask.cache_layout || tp->mask.start_cols || tp->mask.kv8))
     snprintf(buf + n, len - (size_t)n, " page=%d cache=%s start_cols=%d kv=%s", tp->mask.page_size,
              xattn_cache_layout_name(tp->mask.cache_layout), tp->mask.start_cols,
@@ -505,6 +563,13 @@ int tp_exec_list(tp_level level, tp_exec **out) {
                    thread_values[rot % 3], sched_values[(rot / 3) % 3], lc[i % nlc].splits};
       if (keep(&e)) list[n++] = e;
     }
+  } else if (level == TP_LEVEL_LAYOUTS) {
+    for (int i = 0; i < nisa; ++i)
+      for (int l = 0; l < nlc; ++l, ++rot) {
+        tp_exec e = {isas[i], xattn_variant_name(rot % nv), lc[l].layout, thread_values[rot % 3],
+                     sched_values[(rot / 3) % 3], lc[l].splits};
+        if (keep(&e)) list[n++] = e;
+      }
   } else {
     for (int i = 0; i < nisa; ++i)
       for (int v = 0; v < nv; ++v)

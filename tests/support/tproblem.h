@@ -65,6 +65,7 @@ typedef struct tproblem {
   size_t o_bytes, o_guard_bytes;
   uint8_t *row_written;   /* [T]: row belongs to some request */
   double *ref;            /* dense [T, H_Q, DV] reference, after tp_reference() */
+  int planted;            /* NaN/Inf values tp_plant_nonfinite() put into used rows */
 } tproblem;
 
 /* The sentinel byte the output buffer is filled with: 0x7f7f7f7f is 3.4e38 in
@@ -80,6 +81,13 @@ xattn_status tp_reference(tproblem *tp);
 /* V of docs/contract.md §5 counted pair by pair straight from the docs/contract.md §2 table (an
  * independent check of xattn_visible_pairs). */
 int64_t tp_count_visible(const tproblem *tp);
+/* Plants NaN and +-Inf in rows of q, k and v that requests use, so that every
+ * mode has them both where a query may look and where it may not (the last key
+ * of each request, which causal masks for all but the last query, and random
+ * keys and queries). Call before tp_reference(). Returns the number planted. */
+int tp_plant_nonfinite(tproblem *tp, uint64_t seed);
+/* Sets element (row, head, d) of tensor view t (storage buf) to x in the problem's dtype. */
+void tp_set(tproblem *tp, void *buf, const xattn_tensor *t, int64_t row, int head, int d, float x);
 /* Fills the whole output buffer (guards, padding, rows) with TP_SENTINEL. */
 void tp_reset_output(tproblem *tp);
 
@@ -96,7 +104,11 @@ typedef struct tp_result {
 } tp_result;
 
 /* Compares every written element with tp->ref and checks that no byte outside
- * them changed. ok = bad == 0 && overwritten == 0. */
+ * them changed. ok = bad == 0 && overwritten == 0. A finite reference element
+ * must be matched within tolerance (so NaN or Inf there is bad); where the
+ * reference is NaN the output must be NaN, where it is +-Inf the output must be
+ * the same infinity or NaN (docs/contract.md: a weight that underflows in f32
+ * or bf16 but not in fp64 turns w x Inf into 0 x Inf). */
 tp_result tp_check(const tproblem *tp);
 int tp_ok(const tp_result *r);
 void tp_tolerance(xattn_dtype t, double *atol, double *rtol);
@@ -117,7 +129,8 @@ typedef struct tp_exec {
 typedef enum tp_level {
   TP_LEVEL_FULL = 0,    /* isa x variant x layout(x kv_splits) x threads x schedule */
   TP_LEVEL_REDUCED = 1, /* isa x variant x layout(x kv_splits); threads/schedule rotate */
-  TP_LEVEL_SMOKE = 2    /* each variant, layout(x kv_splits) and isa at least once; the rest rotate */
+  TP_LEVEL_SMOKE = 2,   /* each variant, layout(x kv_splits) and isa at least once; the rest rotate */
+  TP_LEVEL_LAYOUTS = 3  /* isa x layout(x kv_splits); variant, threads and schedule rotate */
 } tp_level;
 
 /* Fills *out (malloc'd) with the run configurations of a level; returns the count. */

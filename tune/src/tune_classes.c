@@ -1,3 +1,4 @@
+#include "xattn_common/files.h"
 #include "tune_classes.h"
 
 #include <stdio.h>
@@ -28,7 +29,7 @@ static uint64_t workload_hash(uint64_t h, const xb_workload *w, xattn_dtype dt) 
 }
 
 static uint64_t file_hash(const char *path) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = xc_fopen_regular(path, NULL); /* a FIFO must not block the open */
   uint64_t h = XC_FNV1A64_OFFSET;
   if (!f) return 0;
   unsigned char buf[4096];

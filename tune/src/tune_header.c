@@ -1,3 +1,4 @@
+#include "xattn_common/files.h"
 #include "tune_header.h"
 
 #include <ctype.h>
@@ -10,7 +11,7 @@
 #include <unistd.h>
 
 static char *read_all(const char *path) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = xc_fopen_regular(path, NULL); /* a FIFO must not block the open */
   if (!f) return NULL;
   fseek(f, 0, SEEK_END);
   long n = ftell(f);

@@ -105,7 +105,7 @@ typedef struct xattn_problem {
   /* shapes */
   int32_t heads_q, heads_kv;    /* H_Q % H_KV == 0 */
   int32_t head_dim, head_dim_v; /* D, DV >= 1 */
-  xattn_dtype dtype;            /* of q, k, v, o and the cache */
+  xattn_dtype dtype;            /* of q, k_ext, v_ext, o and (unless cache_dtype says fp8) the cache */
 
   /* tensors */
   xattn_tensor q;               /* [T, H_Q, D] */
@@ -177,6 +177,11 @@ typedef struct xattn_options {
 } xattn_options;
 
 XATTN_API void xattn_options_init(xattn_options *o);
+
+/* sizeof(xattn_problem) and sizeof(xattn_options): bindings that mirror the
+ * structs (python/xattn/api.py) check their copy against these. */
+size_t xattn_problem_size(void);
+size_t xattn_options_size(void);
 
 /* Computes o. opts may be NULL (all defaults). Returns XATTN_OK or an error
  * status; on error nothing has been read beyond what validation needs and o is

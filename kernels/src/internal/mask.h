@@ -63,7 +63,7 @@ static inline char *xattn_out_row(const xattn_run *r, int b, int32_t i, int h) {
 }
 
 static inline float xattn_row_inv_denominator(const xattn_problem *p, int h, float m, float l) {
-  if (m == -INFINITY) return 0.0f;
+  if (m == -INFINITY && !isnan(l)) return 0.0f; /* a NaN score leaves l NaN (m only sometimes): NaN row */
   if (p->sinks) l += exp2f(p->sinks[h] * XATTN_LOG2E - m);
   return 1.0f / l;
 }

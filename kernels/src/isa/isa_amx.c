@@ -127,8 +127,8 @@ static inline __m512 exp2_bf16_finite(__m512 x) { /* x finite: scalef underflows
   p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C0));
   return _mm512_scalef_ps(p, n);
 }
-static inline __m512 exp2_bf16(__m512 x) { /* x may be -inf (masked): clamp first */
-  return exp2_bf16_finite(_mm512_max_ps(x, _mm512_set1_ps(XATTN_EXP2_MIN_INPUT)));
+static inline __m512 exp2_bf16(__m512 x) { /* x may be -inf (masked): clamp first, x second so NaN stays NaN */
+  return exp2_bf16_finite(_mm512_max_ps(_mm512_set1_ps(XATTN_EXP2_MIN_INPUT), x));
 }
 
 /* Online softmax on row-major raw dot products (scaled here). Fully visible
@@ -222,6 +222,7 @@ static __attribute__((noinline)) void hook_softmax(const xattn_softmax_args *arg
   }
 }
 #define HOOK_SOFTMAX_CUSTOM 1
+#define HOOK_P_AT(st, pp, n, r, j) xattn_bf16_to_f32(((const uint16_t *)(pp))[(size_t)(r) * up32(n) + (j)])
 
 static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv, int dvp, int rows,
                                               float *acc, const float *alpha, void *ppv) {

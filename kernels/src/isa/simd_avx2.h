@@ -36,8 +36,8 @@ static inline vmask v_mask_and_bytes(vmask m, const uint8_t *bytes) {
 /* 2^x as in simd_avx512.h; 2^n built in the exponent field. x is clamped to
  * -127, where the biased exponent is 0 and the result exactly 0. */
 static inline vf V_EXP2(vf x) {
-  x = _mm256_max_ps(x, _mm256_set1_ps(-127.0f));
-  x = _mm256_min_ps(x, _mm256_set1_ps(127.0f));
+  x = _mm256_max_ps(_mm256_set1_ps(-127.0f), x); /* x second: a NaN stays NaN */
+  x = _mm256_min_ps(_mm256_set1_ps(127.0f), x);
   const vf n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const vf f = _mm256_sub_ps(x, n);
   vf p = _mm256_set1_ps(XATTN_EXP2_C7);

@@ -25,9 +25,11 @@ typedef __mmask16 vmask;
 #define V_IS_NEG_INF(v) _mm512_cmp_ps_mask((v), _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ)
 
 /* 2^x: x = n + f, |f| <= 1/2, degree-7 Taylor of e^(f ln2) (rel. err < 1e-8
- * before rounding), scalef applies 2^n and underflows cleanly to 0 for x -> -inf. */
+ * before rounding), scalef applies 2^n and underflows cleanly to 0 for x -> -inf.
+ * The clamp keeps x second: max_ps returns its second operand when either is
+ * NaN, so a NaN score stays NaN (docs: non-finite inputs) instead of becoming 0. */
 static inline vf V_EXP2(vf x) {
-  x = _mm512_max_ps(x, _mm512_set1_ps(XATTN_EXP2_MIN_INPUT));
+  x = _mm512_max_ps(_mm512_set1_ps(XATTN_EXP2_MIN_INPUT), x);
   const vf n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const vf f = _mm512_sub_ps(x, n);
   vf p = _mm512_set1_ps(XATTN_EXP2_C7);
@@ -72,12 +74,15 @@ static inline void cvt_to_f32(float *dst, const void *src, int n, xattn_dtype dt
   }
 }
 
-/* f32 -> bf16 bits, round to nearest even (no NaN in outputs). */
+/* f32 -> bf16 bits, round to nearest even; a NaN stays a (quiet) NaN: rounding
+ * its payload could carry into the sign and give -0 (as xattn_f32_to_bf16). */
 static inline __m256i f32_to_bf16_rne(vf x) {
   const __m512i b = _mm512_castps_si512(x);
   const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
   const __m512i r = _mm512_add_epi32(_mm512_add_epi32(b, _mm512_set1_epi32(0x7fff)), lsb);
-  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
+  const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  const __m512i h = _mm512_mask_or_epi32(_mm512_srli_epi32(r, 16), nan, _mm512_srli_epi32(b, 16), _mm512_set1_epi32(0x40));
+  return _mm512_cvtepi32_epi16(h);
 }
 
 static inline void cvt_from_f32(void *dst, const float *src, int n, xattn_dtype dt, float mul) {

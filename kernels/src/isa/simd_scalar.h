@@ -10,6 +10,7 @@
 #define VL 4
 typedef float vf __attribute__((vector_size(16), aligned(16)));
 typedef int vmask __attribute__((vector_size(16), aligned(16)));
+typedef unsigned vumask __attribute__((vector_size(16), aligned(16)));
 static inline vf V_ZERO(void) { return (vf){0.0f, 0.0f, 0.0f, 0.0f}; }
 static inline vf V_LOAD(const void *p) { vf r; memcpy(&r, p, sizeof r); return r; }
 #define V_STORE(p, x) v_store((float *)(p), (x))
@@ -25,8 +26,8 @@ static inline vf V_MAX(vf a, vf b) { return (vf)(((vmask)(a > b) & (vmask)a) | (
  * |x| < 2^22 in round-to-nearest), degree-7 polynomial on f = x - n, 2^n built
  * in the exponent field; x clamped to [-127, 127] so that -inf gives exactly 0. */
 static inline vf V_EXP2(vf x) {
-  x = V_MAX(x, V_SET1(-127.0f));
-  x = -V_MAX(-x, V_SET1(-127.0f));
+  x = V_MAX(V_SET1(-127.0f), x); /* x second: a NaN stays NaN */
+  x = -V_MAX(V_SET1(-127.0f), -x);
   const vf magic = V_SET1(12582912.0f);
   const vf n = (x + magic) - magic;
   const vf f = x - n;
@@ -38,7 +39,8 @@ static inline vf V_EXP2(vf x) {
   p = p * f + V_SET1(XATTN_EXP2_C2);
   p = p * f + V_SET1(XATTN_EXP2_C1);
   p = p * f + V_SET1(XATTN_EXP2_C0);
-  const vmask e = (__builtin_convertvector(n, vmask) + 127) << 23;
+  /* unsigned shift: a NaN lane converts to INT_MIN, and p is NaN there anyway */
+  const vumask e = (vumask)(__builtin_convertvector(n, vmask) + 127) << 23;
   vf scale;
   memcpy(&scale, &e, sizeof scale);
   return p * scale;

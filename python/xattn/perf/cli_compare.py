@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-from . import comparison, gitbuild, runner
+from . import cli_options, comparison, gitbuild, runner
 from ..results import ResultFile, ResultsError, commit_of, default_results_dir, load_results, \
     machine_of, store_json, validate_benchmark_json
 
@@ -28,41 +28,22 @@ def parse_args(argv):
                     "interleaved, and report significant changes per benchmark.")
     p.add_argument("base", metavar="BASE", help="results file, git revision or xattn-bench executable")
     p.add_argument("head", metavar="HEAD", help="results file, git revision or xattn-bench executable")
-    p.add_argument("--suite", default="smoke", help="xattn-bench suite to run for revisions (default: smoke)")
-    p.add_argument("--reps", type=int, default=5, metavar="N",
-                   help="rounds of interleaved runs (A B A B ...; default 5)")
-    p.add_argument("--round-reps", type=int, default=3, metavar="R",
-                   help="repetitions of each round (xattn-bench --repetitions; default 3): N*R samples a side")
-    p.add_argument("--min-time", type=float, default=0.05, metavar="S",
-                   help="--benchmark_min_time of each repetition in seconds (default 0.05; 0: bench default)")
-    p.add_argument("--with-baselines", action="store_true",
-                   help="also run the OpenBLAS, reference and peak rows (skipped by default: kernels only)")
-    p.add_argument("--threshold", type=float, default=5.0, metavar="PCT",
-                   help="slower by more than PCT %% (and significant) is a regression (default 5)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the U test (default 0.05)")
+    cli_options.add_run_options(p)
+    cli_options.add_test_options(p)
     p.add_argument("--fail-on-regression", action="store_true", help="exit 1 when any regression is found")
-    p.add_argument("--cores", metavar="LIST", help="pin both sides to these cores, e.g. 0,1")
-    p.add_argument("--taskset", action="store_true",
-                   help="pin with taskset -c instead of xattn-bench --placement cores=LIST")
-    p.add_argument("--filter", metavar="REGEX", help="--benchmark_filter for the runs")
-    p.add_argument("--bench-arg", action="append", default=[], metavar="ARG",
-                   help="extra argument for xattn-bench (repeatable)")
-    p.add_argument("--cmake-arg", action="append", default=[], metavar="ARG",
-                   help="extra CMake argument for building revisions, e.g. "
-                        "--cmake-arg=-DXATTN_VARIANTS='64x64;16x256' (repeatable)")
-    p.add_argument("-j", "--jobs", type=int, default=2, help="build parallelism (default 2)")
-    p.add_argument("--work-dir", help="worktrees and builds of revisions (default <repo>/build-compare)")
+    cli_options.add_build_options(p)
     p.add_argument("--allow-mixed-machines", action="store_true",
                    help="compare results from different machines")
     p.add_argument("--results-dir", help="where to store runs and the comparison "
                    "(default $XATTN_RESULTS_DIR or <repo>/results)")
     p.add_argument("--no-store", action="store_true", help="store nothing under results/")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON instead of a table")
+    p.add_argument("--markdown", metavar="FILE",
+                   help="append a short markdown summary to FILE (for CI, e.g. \"$GITHUB_STEP_SUMMARY\"); "
+                        "a refusal or failure is summarized too")
     a = p.parse_args(argv)
-    if a.reps < 1 or a.round_reps < 1:
-        p.error("--reps and --round-reps must be at least 1")
-    if a.threshold < 0 or not 0 < a.alpha < 1:
-        p.error("--threshold must be >= 0 and --alpha in (0, 1)")
+    cli_options.check_run_options(p, a)
+    cli_options.check_test_options(p, a)
     return a
 
 
@@ -111,6 +92,23 @@ def _run_sides(a, kinds, repo):
     return files
 
 
+def _append_markdown(path, text):
+    if not path:
+        return
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        print("xattn compare: --markdown %s: %s" % (path, e.strerror), file=sys.stderr)
+
+
+def _fail(a, status, msg):
+    print("xattn compare: %s" % msg, file=sys.stderr)
+    _append_markdown(a.markdown, "### xattn performance: not compared\n\n`xattn compare %s %s`: %s\n"
+                     % (a.base, a.head, msg))
+    return status
+
+
 def main(argv=None):
     a = parse_args(sys.argv[1:] if argv is None else argv)
     repo = gitbuild.toplevel()
@@ -126,12 +124,10 @@ def main(argv=None):
             try:
                 base, head = _run_sides(a, kinds, repo)
             except (gitbuild.BuildError, runner.RunError) as e:
-                print("xattn compare: %s" % e, file=sys.stderr)
-                return EXIT_FAILED
+                return _fail(a, EXIT_FAILED, str(e))
         cmp = comparison.compare(base, head, a.alpha, a.threshold, a.allow_mixed_machines)
     except ResultsError as e:
-        print("xattn compare: %s" % e, file=sys.stderr)
-        return EXIT_REFUSED
+        return _fail(a, EXIT_REFUSED, str(e))
     if not a.no_store:
         machine = head.machine if cmp["machine"] != "mixed" else "mixed-machines"
         cmp["stored_at"] = store_json(a.results_dir, machine, head.commit,
@@ -142,6 +138,7 @@ def main(argv=None):
         print(comparison.format_text(cmp))
         if cmp.get("stored_at"):
             print("comparison stored: %s" % cmp["stored_at"])
+    _append_markdown(a.markdown, comparison.format_markdown(cmp))
     if a.fail_on_regression and cmp["summary"]["regression"] > 0:
         return EXIT_REGRESSION
     return EXIT_OK

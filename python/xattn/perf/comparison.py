@@ -70,7 +70,7 @@ def _side_info(rf, n_samples):
 
 
 def _verdict(pvalue, change, alpha, threshold):
-    if pvalue is None:
+    if pvalue is None or pvalue != pvalue or change != change:  # NaN: no test was possible
         return "untested"
     if pvalue < alpha and change > threshold:
         return "regression"
@@ -164,7 +164,11 @@ def _fmt_time(s):
 
 
 def _fmt_p(p):
-    return "-" if p is None else ("%.4f" % p if p >= 1e-4 else "<1e-4")
+    if p is None:
+        return "-"
+    if p != p:  # NaN is not "< 1e-4"
+        return "nan"
+    return "%.4f" % p if p >= 1e-4 else "<1e-4"
 
 
 def format_text(cmp):
@@ -229,3 +233,39 @@ def format_text(cmp):
         if cmp[key]:
             lines.append("%s (not compared): %d benchmark(s), e.g. %s" % (what, len(cmp[key]), cmp[key][0]))
     return "\n".join(lines)
+
+
+# ---- markdown (CI summary) ---------------------------------------------------------------
+
+MARKDOWN_MAX_ROWS = 20
+
+
+def format_markdown(cmp):
+    """A short markdown summary a CI system can post (GitHub's
+    $GITHUB_STEP_SUMMARY, a merge-request note): the verdict, the geomean, and
+    the regressions and improvements (at most MARKDOWN_MAX_ROWS rows)."""
+    b, h, s, g = cmp["base"], cmp["head"], cmp["summary"], cmp["geomean"]
+    verdict = ("**%d regression(s)**" % s["regression"]) if s["regression"] else "no regression"
+    lines = ["### xattn performance: %s" % verdict, "",
+             "head `%s` vs base `%s` on `%s`: %d benchmark(s), %d sample(s) a side; geomean time head/base "
+             "**%.4f** (%s); %d regression(s), %d improvement(s), %d unchanged, %d untested."
+             % (h["commit"], b["commit"], cmp["machine"], g["n"], b["samples_per_benchmark"] or 0,
+                g["time_ratio"], _pct(g["time_ratio"] - 1), s["regression"], s["improvement"], s["unchanged"],
+                s["untested"]), "",
+             "Regression: two-sided Mann-Whitney U p < %g and slower by more than %g %%."
+             % (cmp["alpha"], cmp["threshold_pct"])]
+    loads = [x["load_avg"] for x in (b, h) if x.get("load_avg") is not None]
+    if loads:
+        lines[-1] += " Load average at the start: %s." % " / ".join("%.1f" % l for l in loads)
+    shown = [r for r in cmp["rows"] if r["verdict"] in ("regression", "improvement")]
+    shown.sort(key=lambda r: (r["verdict"] != "regression", -abs(r["time_change"])))
+    if shown:
+        lines += ["", "| benchmark | base | head | time | p | verdict |", "|---|---:|---:|---:|---:|---|"]
+        for r in shown[:MARKDOWN_MAX_ROWS]:
+            lines.append("| `%s` | %s | %s | %s | %s | %s |"
+                         % (r["name"], _fmt_time(r["base_time_s"]), _fmt_time(r["head_time_s"]),
+                            _pct(r["time_change"]), _fmt_p(r["pvalue"]), r["verdict"].upper()))
+        if len(shown) > MARKDOWN_MAX_ROWS:
+            lines.append("")
+            lines.append("(%d more not shown)" % (len(shown) - MARKDOWN_MAX_ROWS))
+    return "\n".join(lines) + "\n"

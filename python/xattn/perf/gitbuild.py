@@ -5,6 +5,7 @@ Each revision gets <work>/<sha12>/src (a detached `git worktree`) and
 that comparing the same revision again only rebuilds what changed; remove
 <work> and run `git worktree prune` to reclaim the space.
 """
+import json
 import os
 import shutil
 import subprocess
@@ -105,12 +106,48 @@ def find_executable(build, name):
     return None
 
 
-def build_revision(repo, rev, work, cmake_args=(), jobs=2, role="revision"):
-    """(sha, path of xattn-bench) for a revision, building it if needed."""
+def build_revision(repo, rev, work, cmake_args=(), jobs=2, role="revision", remember_failure=False):
+    """(sha, path of xattn-bench) for a revision, building it if needed.
+
+    remember_failure: a failed build leaves <work>/<sha12>/build-failed.json
+    (the error and the CMake arguments), and a later call with the same
+    arguments raises the remembered error at once instead of building again
+    (history backfill and bisect skip such commits; delete the file or use other
+    arguments to retry)."""
     sha = resolve(rev, repo)
     if not sha:
         raise BuildError("%s %r: not a git revision of %s" % (role, rev, repo))
-    src = prepare_worktree(repo, sha, work)
-    build = os.path.join(work, sha[:12], "build")
-    exe = build_bench(src, build, cmake_args, jobs, what="%s %s (%s)" % (role, rev, sha[:12]))
+    marker = os.path.join(work, sha[:12], "build-failed.json")
+    if remember_failure:
+        known = failed_before(marker, cmake_args)
+        if known:
+            raise BuildError("%s (remembered in %s)" % (known, marker))
+    try:
+        src = prepare_worktree(repo, sha, work)
+        build = os.path.join(work, sha[:12], "build")
+        exe = build_bench(src, build, cmake_args, jobs, what="%s %s (%s)" % (role, rev, sha[:12]))
+    except BuildError as e:
+        if remember_failure:
+            _write_marker(marker, cmake_args, str(e))
+        raise
     return sha, exe
+
+
+def failed_before(marker, cmake_args):
+    """The remembered error line of a failed build with these CMake arguments, or None."""
+    try:
+        with open(marker) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("cmake_args") != list(cmake_args):
+        return None
+    return str(data.get("error", "build failed"))
+
+
+def _write_marker(marker, cmake_args, error):
+    os.makedirs(os.path.dirname(marker), exist_ok=True)
+    tmp = marker + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"cmake_args": list(cmake_args), "error": error}, f)
+    os.replace(tmp, marker)

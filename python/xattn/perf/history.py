@@ -10,7 +10,7 @@ import re
 import subprocess
 
 from . import stats
-from ..results import ResultsError, classify_file, iter_json_files, load_results, row_counters
+from ..results import ResultsError, classify_file, iter_json_files, load_results, row_counters, row_seconds
 
 
 class Run:
@@ -91,10 +91,20 @@ def group(runs):
     return out
 
 
-def trend(runs, name_regex, repo=None, counter="gflops", merge_resolved=False):
+def row_value(row, counter):
+    """The value of counter in a row: a user counter, or "time" for the real
+    time in seconds."""
+    if counter == "time":
+        return row_seconds(row)
+    return row_counters(row).get(counter)
+
+
+def trend(runs, name_regex, repo=None, counter="gflops", merge_resolved=False, keep_samples=False):
     """For one machine's runs: {benchmark: [point per commit]} in commit order,
     over the rows whose name matches name_regex. A point is the median of the
-    counter over every repetition of that benchmark at that commit.
+    counter ("time": real time in seconds) over every repetition of that
+    benchmark at that commit; keep_samples adds the repetitions' values
+    ('samples'), which step detection needs.
 
     merge_resolved: follow a workload across commits that changed what "auto"
     resolves to (isa/variant/layout in the name, comparison.RESOLVED_FIELDS);
@@ -114,19 +124,22 @@ def trend(runs, name_regex, repo=None, counter="gflops", merge_resolved=False):
                 if not rx.search(name):
                     continue
                 for row in run.file.samples(name):
-                    v = row_counters(row).get(counter)
+                    v = row_value(row, counter)
                     if v is not None:
                         values.setdefault(name, []).append(v)
         medians = {}
         for name, vals in values.items():
             key = unresolved_key(name) if merge_resolved else name
-            m = (stats.median(vals), len(vals), name)
-            if key not in medians or m[0] > medians[key][0]:
+            m = (stats.median(vals), len(vals), name, vals)
+            # the best row where several share a key: fastest time, highest rate
+            if key not in medians or (m[0] < medians[key][0] if counter == "time" else m[0] > medians[key][0]):
                 medians[key] = m
-        for key, (med, n, name) in medians.items():
-            series.setdefault(key, []).append(
-                {"commit": commit, "in_git_log": pos is not None, "subject": subject,
-                 "median": med, "n": n, "name": name})
+        for key, (med, n, name, vals) in medians.items():
+            point = {"commit": commit, "in_git_log": pos is not None, "subject": subject,
+                     "median": med, "n": n, "name": name}
+            if keep_samples:
+                point["samples"] = vals
+            series.setdefault(key, []).append(point)
     return series
 
 

@@ -52,7 +52,7 @@ def bench_command(exe, out, suite=None, reps=3, cores=None, use_taskset=False,
     return cmd
 
 
-def _run_once(cmd, out, role, log):
+def run_once(cmd, out, role, log):
     env = {k: v for k, v in os.environ.items() if k not in _UNSET_FOR_BENCH}
     with open(log, "a") as f:
         f.write("$ %s\n" % " ".join(cmd))
@@ -106,5 +106,5 @@ def run_interleaved(sides, rounds, reps, suite=None, cores=None, use_taskset=Fal
                                 min_time, baselines)
             if progress:
                 progress("round %d/%d: %s" % (r + 1, rounds, role))
-            collected[i].append(_run_once(cmd, out, role, log))
+            collected[i].append(run_once(cmd, out, role, log))
     return [merge_rounds(c) for c in collected], log

@@ -8,7 +8,7 @@ A Figure is gnuplot data blocks + a script body + the table shown under it.
 import math
 import re
 
-from ..perf import history, stats
+from ..perf import history, stats, steps
 from ..results import parse_name
 
 from . import dataset
@@ -498,7 +498,7 @@ def trend(ds, repo=None):
     runs = [history.Run(f) for f in ds.files]
     if len({r.commit for r in runs}) < 2:
         return Skip(fid, title, "results of only one commit")
-    series = history.trend(runs, ".", repo=repo, merge_resolved=True)
+    series = history.trend(runs, ".", repo=repo, merge_resolved=True, keep_samples=True)
     series = {k: v for k, v in series.items() if len(v) >= 2 and v[0]["median"]}
     if not series:
         return Skip(fid, title, "no benchmark measured at two or more commits")
@@ -532,18 +532,41 @@ def trend(ds, repo=None):
                  % quote("geomean (%d from %s)" % (len(anchored), first[:8])))
     rows = [[k, p["commit"], _fmt(p["median"]), _fmt(p["median"] / series[k][0]["median"]), p["n"]]
             for k in keys for p in series[k]]
+    marks, step_notes = _step_marks(series, index)
     body = "\n".join([
         "set grid", "set ylabel 'GFLOP/s / oldest commit''s'", "set xlabel 'commit (git log order)'",
         "set xtics (%s) rotate by 30 right" % ", ".join("%s %d" % (quote(c if len(c) <= 18 else c[:12]), i)
                                                         for c, i in index.items()),
-        "set xrange [-0.3:%g]" % (len(index) - 0.7), "set key outside right top",
+        "set xrange [-0.3:%g]" % (len(index) - 0.7), "set key outside right top"] + marks + [
         "plot " + ", \\\n     ".join(plots)])
     notes = ["a workload is followed across commits that changed its auto-resolved isa/variant/layout; "
-             "where a commit has several such rows (a variant sweep) the best is taken",
+             "where a commit has several such rows (a variant sweep) the best is taken"] + step_notes + [
              "%d benchmark(s) over %d commit(s); subjects: %s" % (len(keys), len(index),
              "; ".join("%s %s" % (c[:8], s[:40]) for c, _, s in order if s))]
     return Figure(fid, title, blocks, body, ["benchmark", "commit", "median GFLOP/s", "relative", "samples"],
                   rows, notes, size=(950, 640))
+
+
+def _step_marks(series, index):
+    """gnuplot commands drawing a dashed red line before each commit where
+    `xattn history steps` finds a step (steps.find_steps, default settings) in
+    any series, labelled with the median step size; and the notes listing them."""
+    per = {k: steps.find_steps(pts) for k, pts in series.items()}
+    found = steps.steps_by_commit(per, list(index))
+    marks, notes = [], []
+    for commit, hits in found:
+        x = index[commit] - 0.5
+        size = stats.median(s["size"] for _, s in hits)
+        marks.append("set arrow from %g, graph 0 to %g, graph 1 nohead dt 2 lw 2 lc rgb '#d62728' front" % (x, x))
+        marks.append("set label %s at %g, graph 0.97 right offset -0.5,0 tc rgb '#d62728' front"
+                     % (quote("step %+.1f%%" % (100 * size)), x))
+        notes.append("step at %s (dashed red line; xattn history steps): %d of %d benchmark(s), median %+.1f%%, "
+                     "largest U-test p %.2g" % (commit, len(hits), len(series), 100 * size,
+                                                max(s["pvalue"] for _, s in hits)))
+    if not found:
+        notes.append("no steps (xattn history steps: change points beyond the commit-to-commit noise, "
+                     "U test, >= %g%%)" % (100 * steps.DEFAULT_MIN_STEP))
+    return marks, notes
 
 
 # ---- peers side by side ----------------------------------------------------------------
