@@ -15,22 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/check.h"
 #include "support/tproblem.h"
 
 static long n_problems, n_runs, n_checks, n_failures;
 static tp_exec *g_execs, *g_smoke, *g_layouts;
 static int g_nexec, g_nsmoke, g_nlayouts;
 
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    n_checks++;                                            \
-    if (!(cond)) {                                         \
-      n_failures++;                                        \
-      printf("FAIL %s:%d: ", __func__, __LINE__);          \
-      printf(__VA_ARGS__);                                 \
-      printf("\n");                                        \
-    }                                                      \
-  } while (0)
 
 static const tp_mask M_CAUSAL = {XATTN_F32, XATTN_MODE_CAUSAL, XATTN_ALIGN_BOTTOM_RIGHT, -1, -1, 0, 0, 0, 0};
 

@@ -17,20 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/check.h"
 #include "support/tproblem.h"
 #include "xattn/xattn_introspect.h"
 
 static long n_checks, n_failures;
-#define CHECK(cond, ...)                          \
-  do {                                            \
-    n_checks++;                                   \
-    if (!(cond)) {                                \
-      n_failures++;                               \
-      printf("FAIL %s:%d: ", __func__, __LINE__); \
-      printf(__VA_ARGS__);                        \
-      printf("\n");                               \
-    }                                             \
-  } while (0)
 
 /* ---- counting allocator --------------------------------------------------
  * glibc's own entry points behind wrappers, so that every allocation of this

@@ -180,8 +180,8 @@ XATTN_API void xattn_options_init(xattn_options *o);
 
 /* sizeof(xattn_problem) and sizeof(xattn_options): bindings that mirror the
  * structs (python/xattn/api.py) check their copy against these. */
-size_t xattn_problem_size(void);
-size_t xattn_options_size(void);
+XATTN_API size_t xattn_problem_size(void);
+XATTN_API size_t xattn_options_size(void);
 
 /* Computes o. opts may be NULL (all defaults). Returns XATTN_OK or an error
  * status; on error nothing has been read beyond what validation needs and o is
