@@ -4,6 +4,7 @@
 #include "case_io.h"
 #include "err_line.h"
 #include "xattn_common/files.h"
+#include "xattn_common/json_strict.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -79,6 +80,21 @@ static int get_float(json_ctx *j, const char *key, double dflt, double *out) {
     return -1;
   }
   *out = v->valuedouble;
+  return 0;
+}
+
+/* A float field of the problem: also refused when the value does not survive
+ * the conversion to float (1e-46 would silently become 0, 1e39 infinity). */
+static int get_float32(json_ctx *j, const char *key, double dflt, float *out) {
+  double d;
+  if (get_float(j, key, dflt, &d)) return -1;
+  const float f = (float)d;
+  if (!isfinite(f) || (d != 0.0 && f == 0.0f)) {
+    err_line(j->err, j->errlen, "%s: %s: %g is outside the range of a float (it would become %g)", j->file, key, d,
+             (double)f);
+    return -1;
+  }
+  *out = f;
   return 0;
 }
 
@@ -357,11 +373,11 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
   if (!text) goto fail;
   struct stat jst;
   if (stat(jpath, &jst) == 0) c->json_dev = (unsigned long long)jst.st_dev, c->json_ino = (unsigned long long)jst.st_ino;
-  root = cJSON_Parse(text);
+  char why[256];
+  root = xc_json_parse_strict(text, strlen(text), why, sizeof why); /* no trailing garbage, no duplicate keys */
   if (!root || !cJSON_IsObject(root)) {
-    const char *at = cJSON_GetErrorPtr();
-    if (!root && at && at >= text && at <= text + strlen(text))
-      err_line(err, errlen, "%s: invalid JSON near byte %ld", jpath, (long)(at - text));
+    if (!root)
+      err_line(err, errlen, "%s: %s", jpath, why);
     else
       err_line(err, errlen, "%s: not a JSON object", jpath);
     goto fail;
@@ -386,12 +402,8 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
   p->heads_kv = (int32_t)hkv;
   p->head_dim = (int32_t)d;
   p->head_dim_v = (int32_t)dv;
-  double scale, cap;
-  if (get_float(&j, "scale", 1.0 / sqrt((double)d), &scale) ||
-      get_float(&j, "logit_cap", 0.0, &cap))
+  if (get_float32(&j, "scale", 1.0 / sqrt((double)d), &p->scale) || get_float32(&j, "logit_cap", 0.0, &p->logit_cap))
     goto fail;
-  p->scale = (float)scale;
-  p->logit_cap = (float)cap;
 
   const char *s;
   st = XATTN_ERR_DTYPE;
@@ -406,10 +418,7 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
     err_line(err, errlen, "%s: cache_dtype: '%s' (want same, %s, e4m3fn or e5m2)", jpath, s, xattn_dtype_name(p->dtype));
     goto fail;
   }
-  double ks, vs;
-  if (get_float(&j, "k_scale", 1.0, &ks) || get_float(&j, "v_scale", 1.0, &vs)) goto fail;
-  p->k_scale = (float)ks;
-  p->v_scale = (float)vs;
+  if (get_float32(&j, "k_scale", 1.0, &p->k_scale) || get_float32(&j, "v_scale", 1.0, &p->v_scale)) goto fail;
   const cJSON *hks = cJSON_GetObjectItemCaseSensitive(root, "has_kv_scales");
   if (hks && !cJSON_IsBool(hks)) {
     err_line(err, errlen, "%s: has_kv_scales: not true or false", jpath);

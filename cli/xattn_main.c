@@ -188,8 +188,11 @@ static int cmd_run(int argc, char **argv) {
       goto done;
     }
     what = "xattn";
-    snprintf(desc, sizeof desc, "variant %s, layout %s, isa %s, threads %d", variant, layout, isa,
-             threads);
+    const char *cpu_class = "*";
+    xattn_resolve_cpu_class(&cpu_class, NULL); /* cannot fail here: xattn_resolve succeeded */
+    snprintf(desc, sizeof desc, "variant %s, layout %s, isa %s, threads %d%s%s", variant, layout, isa,
+             threads, strcmp(cpu_class, "*") ? ", cpu class " : "",
+             strcmp(cpu_class, "*") ? (cpu_class[0] ? cpu_class : "none (hand default rows)") : "");
   }
   const double t1 = xc_now();
 
@@ -226,6 +229,13 @@ static int cmd_info(int argc, char **argv) {
       return usage_error("info: unknown argument '%s'", argv[i]);
   }
   int nisa = xattn_isa_count();
+  /* this CPU's class and the config header's class it uses (multi-CPU headers) */
+  xattn_cpu_class cpu;
+  const char *matched = NULL, *why = NULL;
+  if (xattn_cpu_class_get(&cpu) != XATTN_OK || xattn_resolve_cpu_class(&matched, &why) != XATTN_OK) {
+    fprintf(stderr, "xattn info: %s\n", xattn_last_error());
+    return 1;
+  }
   if (json) {
     cJSON *root = cJSON_CreateObject(), *runnable = cJSON_CreateArray();
     for (int i = 0; i < nisa; ++i)
@@ -240,6 +250,17 @@ static int cmd_info(int argc, char **argv) {
     cJSON_AddStringToObject(root, "config_header", xattn_config_header_path());
     cJSON_AddStringToObject(root, "provenance", xattn_config_provenance());
     cJSON_AddNumberToObject(root, "config_classes", xattn_config_class_count());
+    cJSON *cc = cJSON_AddObjectToObject(root, "cpu_class");
+    cJSON_AddStringToObject(cc, "name", cpu.name);
+    cJSON_AddStringToObject(cc, "isa", cpu.isa);
+    cJSON_AddStringToObject(cc, "vendor", cpu.vendor);
+    cJSON_AddNumberToObject(cc, "family", cpu.family);
+    cJSON_AddNumberToObject(cc, "model", cpu.model);
+    cJSON_AddNumberToObject(cc, "l2_kib_per_core", cpu.l2_kib);
+    cJSON_AddNumberToObject(cc, "cores_per_l3", cpu.cores_per_l3);
+    cJSON_AddNumberToObject(root, "config_cpu_classes", xattn_config_cpu_class_count());
+    cJSON_AddStringToObject(root, "config_cpu_class", matched);
+    cJSON_AddStringToObject(root, "config_cpu_class_why", why);
     cJSON_AddStringToObject(root, "commit", XATTN_GIT_COMMIT);
     char version[32];
     snprintf(version, sizeof version, "%d.%d", XATTN_VERSION_MAJOR, XATTN_VERSION_MINOR);
@@ -263,6 +284,8 @@ static int cmd_info(int argc, char **argv) {
   printf("\ndtypes:        f32 bf16 f16\n");
   printf("config header: %s (%d classes)\n", xattn_config_header_path(), xattn_config_class_count());
   printf("provenance:    %s\n", xattn_config_provenance());
+  printf("cpu class:     %s\n", cpu.name);
+  printf("config class:  %s (%s)\n", matched[0] ? matched : "none", why);
   return 0;
 }
 

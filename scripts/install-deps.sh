@@ -13,6 +13,7 @@ pkgs=(
   gnuplot-nox                                         # plots
   python3 python3-scipy python3-numpy python3-pytest  # the xattn Python package (python/) and its tests
   python3-venv                                        # scripts/make-venv.sh (peers: torch, onnxruntime)
+  slurm-wlm munge                                     # fleet sweeps (scripts/fleet.sh) and their test on a local SLURM
 )
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"

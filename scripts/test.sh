@@ -2,7 +2,9 @@
 # The test command of the README and of CI: installs dependencies, builds the
 # Release tree and runs the whole ctest suite, then an AddressSanitizer +
 # UndefinedBehaviorSanitizer build on the reduced suite, then the likwid-marker
-# build's own tests. Any failure stops it with a non-zero exit.
+# build's own tests, then the fleet test on a one-node SLURM started on
+# localhost (needs root; fails, never skips, when SLURM cannot start). Any
+# failure stops it with a non-zero exit.
 #   scripts/test.sh            everything (what CI runs)
 #   scripts/test.sh --quick    Release build and suite only, no peers venv
 # The peer tests (PyTorch, ONNX Runtime; ctest label peers) need the venv of
@@ -37,6 +39,9 @@ cmake --build build/sanitize -j"$jobs"
 step "ASan+UBSan tests (label sanitize)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/sanitize --output-on-failure -j"$jobs" -L sanitize
+
+step "fleet test: local SLURM, two machines, requeue, merged header (tests/fleet/test_fleet.sh)"
+tests/fleet/test_fleet.sh
 
 step "likwid marker build"
 cmake -S . -B build/likwid -G Ninja -DCMAKE_BUILD_TYPE=Release -DXATTN_LIKWID=ON \

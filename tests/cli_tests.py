@@ -33,7 +33,8 @@ def check(cond, what):
 
 
 def run(cmd, env=None):
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    # errors="strict": a tool that copies raw non-UTF-8 bytes to stderr fails the test
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, errors="strict")
     sanitizer = "Sanitizer" in p.stderr or "runtime error:" in p.stderr
     if sanitizer:
         print(p.stderr)
@@ -77,6 +78,28 @@ def edit_json(d, **changes):
             c[k] = v
     with open(p, "w") as f:
         json.dump(c, f)
+
+
+def append(d, name, data):
+    with open(os.path.join(d, name), "ab") as f:
+        f.write(data)
+
+
+def duplicate_key(d, key, value):
+    """case.json with `key` a second time (json.dump cannot write that)."""
+    p = os.path.join(d, "case.json")
+    with open(p) as f:
+        text = f.read().rstrip()
+    with open(p, "w") as f:
+        f.write(text[:-1] + ', "%s": "%s"}' % (key, value))
+
+
+def raw_key(d, key_bytes):
+    p = os.path.join(d, "case.json")
+    with open(p, "rb") as f:
+        text = f.read().rstrip()
+    with open(p, "wb") as f:
+        f.write(text[:-1] + b', "' + key_bytes + b'": 1}')
 
 
 def write(d, name, data):
@@ -230,6 +253,12 @@ def malformed(bindir, tmp):
         ("strided heads overlap", "strided", lambda d: set_strides(d, "q", [100, 3]), "q: strides"),
         ("strided cache without cache_slots", "strided", lambda d: edit_json(d, cache_slots=None), "cache_slots"),
         ("k_ext missing outside cross mode", "causal", lambda d: os.remove(os.path.join(d, "k_ext.npy")), "k_ext.npy"),
+        # issue 12 item 8: lenient parsing
+        ("case.json trailing garbage", "causal", lambda d: append(d, "case.json", b" }x"), "trailing data"),
+        ("case.json duplicate key", "causal", lambda d: duplicate_key(d, "dtype", "f16"), "duplicate key 'dtype'"),
+        ("logit_cap below the float range", "causal", lambda d: edit_json(d, logit_cap=1e-46), "logit_cap"),
+        ("scale above the float range", "causal", lambda d: edit_json(d, scale=1e39), "scale"),
+        ("non-UTF-8 key", "causal", lambda d: raw_key(d, b"\xff\xfe\x1b[31m"), "\\xff\\xfe\\x1b"),
     ]
     for i, (name, b, mutate, want) in enumerate(cases):
         d = os.path.join(tmp, f"bad{i}")

@@ -944,6 +944,63 @@ static void resolve_reports_running_isa(void) {
   }
 }
 
+/* ---- cpu_class_match ---------------------------------------------------------
+ * Multi-CPU config headers: a CPU uses its own class's rows, else the nearest
+ * class of its ISA (microarchitecture before caches), else none (the hand
+ * default rows); the test-only XATTN_CPU_CLASS override is parsed strictly. */
+static void cpu_class_match(void) {
+  xattn_cpu_class cls[4] = {
+      {"", "amx", "GenuineIntel", 6, 143, 2048, 56},   /* Sapphire Rapids, 56 cores */
+      {"", "amx", "GenuineIntel", 6, 207, 2048, 64},   /* Emerald Rapids */
+      {"", "amx", "GenuineIntel", 6, 143, 2048, 32},   /* Sapphire Rapids, 32 cores */
+      {"", "avx512", "AuthenticAMD", 25, 17, 1024, 8}, /* Zen 4 */
+  };
+  for (int i = 0; i < 4; i++) xattn_cpu_class_set_name(&cls[i]);
+  CHECK(!strcmp(cls[0].name, "intel-6-143-l2_2048k-l3_56c-amx") && !strcmp(cls[3].name, "amd-25-17-l2_1024k-l3_8c-avx512"),
+        "class names %s, %s", cls[0].name, cls[3].name);
+  char why[512];
+  xattn_cpu_class self = cls[2];
+  CHECK(xattn_cpu_class_nearest(&self, cls, 4, why, sizeof why) == 2 && !strncmp(why, "exact", 5), "exact: %s", why);
+  /* same model, 40 cores per L3: the 32-core SPR class, not the EMR one with equal caches */
+  self.cores_per_l3 = 40;
+  xattn_cpu_class_set_name(&self);
+  CHECK(xattn_cpu_class_nearest(&self, cls, 4, why, sizeof why) == 2 && !strncmp(why, "nearest", 7) &&
+            strstr(why, "40 vs 32 cores/L3"), "nearest by cores per L3: %s", why);
+  self.cores_per_l3 = 50;
+  CHECK(xattn_cpu_class_nearest(&self, cls, 4, why, sizeof why) == 0, "nearest (56 cores is closer): %s", why);
+  /* an unknown model of the ISA: the closest caches among the amx classes */
+  xattn_cpu_class gnr = {"", "amx", "GenuineIntel", 6, 173, 2048, 64};
+  xattn_cpu_class_set_name(&gnr);
+  CHECK(xattn_cpu_class_nearest(&gnr, cls, 4, why, sizeof why) == 1 && strstr(why, "model 173 vs 207"),
+        "unknown model: %s", why);
+  /* no class of the ISA: -1, the hand default rows */
+  xattn_cpu_class old = {"", "avx2", "GenuineIntel", 6, 85, 1024, 28};
+  xattn_cpu_class_set_name(&old);
+  CHECK(xattn_cpu_class_nearest(&old, cls, 4, why, sizeof why) == -1 && strstr(why, "hand default"), "none: %s", why);
+  CHECK(xattn_cpu_class_nearest(&old, cls, 0, NULL, 0) == -1, "empty table");
+  /* the override */
+  setenv("XATTN_CPU_CLASS", "GenuineIntel:6:143:1024:2", 1);
+  xattn_cpu_class got;
+  const char *best = "scalar"; /* without an isa in the override: the best this CPU runs */
+  for (int i = xattn_isa_count() - 1; i >= 0; i--)
+    if (xattn_isa_runnable(xattn_isa_name(i))) best = xattn_isa_name(i);
+  CHECK(xattn_cpu_class_get(&got) == XATTN_OK && got.model == 143 && got.l2_kib == 1024 && got.cores_per_l3 == 2 &&
+            !strcmp(got.isa, best), "override: %s (best isa %s)", got.name, best);
+  setenv("XATTN_CPU_CLASS", "GenuineIntel:6:143:1024:2:avx2", 1);
+  CHECK(xattn_cpu_class_get(&got) == XATTN_OK && !strcmp(got.isa, "avx2") && !strcmp(got.name, "intel-6-143-l2_1024k-l3_2c-avx2"),
+        "override with isa: %s", got.name);
+  const char *bad[] = {"GenuineIntel:6:143", "GenuineIntel:6:143:1024:2:", "GenuineIntel:6:x:1024:2",
+                       "GenuineIntel:6:143:-1:2", "GenuineIntel:6:143:1024:2:avx2:extra"};
+  for (int i = 0; i < 5; i++) {
+    setenv("XATTN_CPU_CLASS", bad[i], 1);
+    CHECK(xattn_cpu_class_get(&got) != XATTN_OK && strstr(xattn_last_error(), "XATTN_CPU_CLASS"),
+          "malformed override '%s' accepted", bad[i]);
+  }
+  unsetenv("XATTN_CPU_CLASS");
+  CHECK(xattn_cpu_class_get(&got) == XATTN_OK && got.name[0], "detection: %s", xattn_last_error());
+  n_runs++;
+}
+
 static const struct {
   const char *name;
   void (*fn)(void);
@@ -955,7 +1012,7 @@ static const struct {
     T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan), T(nonfinite_inputs),
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
-    T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels),
+    T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(cpu_class_match),
 #undef T
 };
 

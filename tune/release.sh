@@ -15,7 +15,11 @@
 # stopped, and a changed kernel source starts its own cache instead of being refused.
 #
 # usage: tune/release.sh [--suite NAME]... [--budget 12m] [--reps 15] [--jobs 2] [--bench]
-#                        [--tune-build DIR] [--release-build DIR] [--fresh] [-- extra xattn-tune run args]
+#                        [--tune-build DIR] [--release-build DIR] [--results DIR] [--fresh]
+#                        [--bench-args "ARGS"] [-- extra xattn-tune run args]
+# --results: the results tree (default: the source tree's results/); a fleet job
+# (scripts/fleet.sh) points it at the fleet's shared folder. --bench-args: more
+# xattn-bench flags for step 6 (e.g. "--repetitions 2 --threads 1" for a smoke run).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,9 +29,11 @@ REPS=15
 JOBS=2
 TUNE_BUILD="$ROOT/build-tune"
 REL_BUILD="$ROOT/build-release"
+RESULTS="$ROOT/results"
 FRESH=()
 EXTRA=()
 BENCH=0
+BENCH_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --suite) SUITES+=("$2"); shift 2 ;;
@@ -36,10 +42,12 @@ while [ $# -gt 0 ]; do
     --jobs) JOBS="$2"; shift 2 ;;
     --tune-build) TUNE_BUILD="$2"; shift 2 ;;
     --release-build) REL_BUILD="$2"; shift 2 ;;
+    --results) RESULTS="$2"; shift 2 ;;
+    --bench-args) read -r -a BENCH_ARGS <<< "$2"; shift 2 ;;
     --fresh) FRESH=(--fresh); shift ;;
     --bench) BENCH=1; shift ;;
     --) shift; EXTRA=("$@"); break ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "release.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -64,7 +72,7 @@ MACHINE=$("$TUNE" identity | sed -n 's/^machine: *//p')
 COMMIT=$("$TUNE" identity | sed -n 's/^commit: *//p')
 DIGEST=$("$TUNE" identity | sed -n 's/^kernel digest: *\([0-9a-f]\{12\}\).*/\1/p')
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
-OUT="$ROOT/results/$MACHINE/$COMMIT"
+OUT="$RESULTS/$MACHINE/$COMMIT"
 mkdir -p "$OUT"
 HDR="$OUT/${STAMP}_xattn_config_tuned.h"
 echo "[release] machine $MACHINE, commit $COMMIT, load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
@@ -72,7 +80,7 @@ echo "[release] machine $MACHINE, commit $COMMIT, load: $(cut -d' ' -f1-3 /proc/
 step "2/5 tuning ${SUITES[*]} (budget $BUDGET)"
 "$TUNE" run "${SUITE_ARGS[@]}" --budget "$BUDGET" --header "$HDR" \
         --report "$OUT/${STAMP}_tune-report.md" \
-        --cache "$ROOT/results/$MACHINE/tune-cache-$DIGEST.jsonl" "${FRESH[@]}" "${EXTRA[@]}"
+        --cache "$RESULTS/$MACHINE/tune-cache-$DIGEST.jsonl" "${FRESH[@]}" "${EXTRA[@]}"
 
 VARIANTS=$("$TUNE" variants "$HDR")
 step "3/5 release build $REL_BUILD (header $HDR, variants $VARIANTS)"
@@ -108,9 +116,9 @@ if [ "$BENCH" = 1 ]; then
     # OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE are set for the tests; a benchmark unsets
     # them so that the OpenBLAS baseline runs with its own tuned kernels (bench/README.md)
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$TUNE_BUILD/bench/xattn-bench" --suite "$s" \
-        --label "$s-default-header" --threads auto --results-dir "$ROOT/results" >/dev/null
+        --label "$s-default-header" --threads auto --results-dir "$RESULTS" "${BENCH_ARGS[@]}" >/dev/null
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$REL_BUILD/bench/xattn-bench" --suite "$s" \
-        --label "$s-tuned-header" --threads auto --results-dir "$ROOT/results" >/dev/null
+        --label "$s-tuned-header" --threads auto --results-dir "$RESULTS" "${BENCH_ARGS[@]}" >/dev/null
   done
 fi
 

@@ -34,7 +34,12 @@ static int die(const char *msg) {
 static cJSON *context(const xb_topology *t) {
   cJSON *c = cJSON_CreateObject();
   char machine[256], commit_dir[64];
-  xb_machine_name(xb_cpu_model(), xb_topology_cores(t), xb_topology_summary(t), machine, sizeof machine);
+  char err[256];
+  if (xb_machine_name(xb_cpu_model(), xb_topology_cores(t), xb_topology_summary(t), machine, sizeof machine, err,
+                      sizeof err) != 0) {
+    fprintf(stderr, "xattn-peers-plan: %s\n", err);
+    exit(2);
+  }
   const int dirty = xb_build_dirty();
   xb_commit_dir_name(xb_build_commit(), dirty, commit_dir, sizeof commit_dir);
   cJSON_AddStringToObject(c, "xattn_commit", xb_build_commit());

@@ -54,10 +54,35 @@ static int split_list(char *s, const char **out, int max) {
 }
 
 /* "auto" -> 0 (let the library choose), "all" -> every name the build has
- * (runnable ones only, for ISAs), else the comma list. */
-static int name_list(char *val, const char **out, int count, const char *(*name)(int), int (*usable)(const char *)) {
+ * (runnable ones only, for ISAs), else the comma list, every name of which
+ * must be one the build has (and, for ISAs, that this CPU runs): rows of an
+ * unknown name would only all fail. -1 with one line in err otherwise. */
+static int name_list(const char *flag, char *val, const char **out, int count, const char *(*name)(int),
+                     int (*usable)(const char *), char *err, size_t errlen) {
   if (strcmp(val, "auto") == 0) return 0;
-  if (strcmp(val, "all") != 0) return split_list(val, out, XB_MAX_LIST);
+  if (strcmp(val, "all") != 0) {
+    const int n = split_list(val, out, XB_MAX_LIST);
+    for (int k = 0; k < n; k++) {
+      int known = 0;
+      for (int i = 0; i < count && !known; i++) known = strcmp(out[k], name(i)) == 0;
+      char names[1024] = "";
+      for (int i = 0; i < count; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "," : "", name(i));
+      if (!known) {
+        snprintf(err, errlen, "--%s: \"%s\" is not one this build has (%s, auto or all)", flag, out[k], names);
+        return -1;
+      }
+      if (usable && !usable(out[k])) {
+        snprintf(err, errlen, "--%s: \"%s\" does not run on this CPU", flag, out[k]);
+        return -1;
+      }
+    }
+    if (n == 0) {
+      snprintf(err, errlen, "--%s: empty list", flag);
+      return -1;
+    }
+    return n;
+  }
   int n = 0;
   for (int i = 0; i < count && n < XB_MAX_LIST; i++)
     if (!usable || usable(name(i))) out[n++] = name(i);
@@ -83,9 +108,12 @@ static int apply_option(xb_options *o, const char *key, char *val, const char **
                         size_t errlen) {
   if (strcmp(key, "suite") == 0) o->suite = val;
   else if (strcmp(key, "workloads") == 0) o->workloads = val;
-  else if (strcmp(key, "variants") == 0) o->nvariants = name_list(val, o->variants, xattn_variant_count(), xattn_variant_name, NULL);
-  else if (strcmp(key, "layouts") == 0) o->nlayouts = name_list(val, o->layouts, xattn_layout_count(), xattn_layout_name, NULL);
-  else if (strcmp(key, "isa") == 0) o->nisas = name_list(val, o->isas, xattn_isa_count(), xattn_isa_name, xattn_isa_runnable);
+  else if (strcmp(key, "variants") == 0)
+    return (o->nvariants = name_list(key, val, o->variants, xattn_variant_count(), xattn_variant_name, NULL, err, errlen)) < 0 ? -1 : 0;
+  else if (strcmp(key, "layouts") == 0)
+    return (o->nlayouts = name_list(key, val, o->layouts, xattn_layout_count(), xattn_layout_name, NULL, err, errlen)) < 0 ? -1 : 0;
+  else if (strcmp(key, "isa") == 0)
+    return (o->nisas = name_list(key, val, o->isas, xattn_isa_count(), xattn_isa_name, xattn_isa_runnable, err, errlen)) < 0 ? -1 : 0;
   else if (strcmp(key, "threads") == 0) o->threads = val;
   else if (strcmp(key, "placement") == 0) *placements = val;
   else if (strcmp(key, "results-dir") == 0) o->results_dir = val;
@@ -369,7 +397,9 @@ int xb_session_open(xb_session *s, char *err, size_t errlen) {
     }
   s->bound_threads = -1;
   s->bound_placement = -1;
-  xb_machine_name(xb_cpu_model(), xb_topology_cores(s->topo), xb_topology_summary(s->topo), s->machine, sizeof s->machine);
+  if (xb_machine_name(xb_cpu_model(), xb_topology_cores(s->topo), xb_topology_summary(s->topo), s->machine,
+                      sizeof s->machine, err, errlen) != 0)
+    return -1;
   xb_commit_dir_name(xb_build_commit(), xb_build_dirty(), s->commit_dir, sizeof s->commit_dir);
   s->progress_last_row = -1;
   return 0;

@@ -83,13 +83,26 @@ void xb_model_slug(const char *model, char *out, size_t outlen) {
   out[o] = 0;
 }
 
-void xb_machine_name(const char *model, int cores, const char *topology_summary, char *out, size_t outlen) {
+int xb_machine_name(const char *model, int cores, const char *topology_summary, char *out, size_t outlen,
+                    char *err, size_t errlen) {
+  const char *id = getenv("XATTN_MACHINE_ID");
+  if (id && *id) {
+    size_t n = strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+    if (id[n] != '\0' || id[0] == '.' || n >= outlen) {
+      snprintf(err, errlen, "XATTN_MACHINE_ID: '%s' is not a machine name (letters, digits, '.', '_', '-'; "
+                            "not starting with '.')", id);
+      return -1;
+    }
+    snprintf(out, outlen, "%s", id);
+    return 0;
+  }
   char slug[200];
   xb_model_slug(model, slug, sizeof slug);
   uint64_t h = xc_fnv1a64_str(XC_FNV1A64_OFFSET, model);
   h = xc_fnv1a64_str(h, "\n");
   h = xc_fnv1a64_str(h, topology_summary);
   snprintf(out, outlen, "%s-%dc-%08x", slug, cores, (unsigned)(h >> 32));
+  return 0;
 }
 
 /* XB_BUILD_DESCRIBE is `git describe --always --dirty --abbrev=12` at build

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "xattn_common/files.h"
+#include "xattn_common/json_strict.h"
 #include "xattn_common/hash.h"
 
 #define MAX_BATCH 65536
@@ -31,7 +32,9 @@ static int fail(const ctx *c, const char *field, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(why, sizeof why, fmt, ap);
   va_end(ap);
-  snprintf(c->err, c->errlen, "%s: %s: %s", c->path, field, why);
+  char line[1024];
+  snprintf(line, sizeof line, "%s: %s: %s", c->path, field, why);
+  xc_printable(c->err, c->errlen, line); /* names from the file: no raw non-UTF-8 bytes on stderr */
   return -1;
 }
 
@@ -376,12 +379,10 @@ static void stem_of(const char *path, char *out, size_t outlen) {
 
 xb_suite *xb_suite_parse(const char *text, const char *path, char *err, size_t errlen) {
   ctx c = {path, err, errlen};
-  cJSON *root = cJSON_Parse(text);
+  char why[256];
+  cJSON *root = xc_json_parse_strict(text, strlen(text), why, sizeof why); /* no trailing garbage, no duplicate keys */
   if (!root) {
-    const char *at = cJSON_GetErrorPtr();
-    int line = 1;
-    for (const char *t = text; at && t < at && *t; t++) line += *t == '\n';
-    fail(&c, "(json)", "syntax error near line %d", line);
+    fail(&c, "(json)", "%s", why);
     return NULL;
   }
   xb_suite *s = calloc(1, sizeof *s);
@@ -524,6 +525,11 @@ static char *read_file(const char *path, char *err, size_t errlen) {
   }
   fclose(f);
   buf[n] = 0;
+  if (memchr(buf, 0, n)) {
+    snprintf(err, errlen, "%s: (file): NUL byte at byte %zu", path, (size_t)((char *)memchr(buf, 0, n) - buf));
+    free(buf);
+    return NULL;
+  }
   return buf;
 }
 

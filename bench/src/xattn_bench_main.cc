@@ -20,19 +20,29 @@
 namespace {
 
 xb_session g_session;
+// per row: measured at least once / failed at least once (exit status, publishing)
+std::vector<char> g_measured, g_failed;
+
+std::string g_first_error; // shown in the summary line
+
+void skip_row(benchmark::State &state, int r, const char *err) {
+  g_failed[r] = 1;
+  if (g_first_error.empty()) g_first_error = err;
+  state.SkipWithError(err);
+}
 
 void run_row(benchmark::State &state, int r) {
   char err[512];
   xb_progress(&g_session, r);
   if (xb_row_prepare(&g_session, r, err, sizeof err) != 0) {
-    state.SkipWithError(err);
+    skip_row(state, r, err);
     return;
   }
   int64_t iters = 0;
   double t0 = xc_now();
   for (auto _ : state) {
     if (xb_row_call(&g_session, r, err, sizeof err) != 0) {
-      state.SkipWithError(err);
+      skip_row(state, r, err);
       break;
     }
     iters++;
@@ -43,9 +53,10 @@ void run_row(benchmark::State &state, int r) {
   if (row.impl == XB_IMPL_BLAS) xb_blas_record(&g_session, r, iters, sec);
   xb_counters c;
   if (xb_row_counters(&g_session, r, sec, &c, err, sizeof err) != 0) {
-    state.SkipWithError(err);
+    skip_row(state, r, err);
     return;
   }
+  g_measured[r] = 1;
   state.counters["gflops"] = c.gflops;
   state.counters["pct_peak"] = c.pct_peak;
   state.counters["flops"] = c.flops;
@@ -147,6 +158,8 @@ int main(int argc, char **argv) {
   gargv.push_back(nullptr);
   int gargc = (int)gargv.size() - 1;
 
+  g_measured.assign((size_t)g_session.nrows, 0);
+  g_failed.assign((size_t)g_session.nrows, 0);
   for (int r = 0; r < g_session.nrows; r++) {
     auto *b = benchmark::RegisterBenchmark(g_session.rows[r].name, run_row, r);
     b->UseRealTime()->Unit(benchmark::kMillisecond);
@@ -164,7 +177,18 @@ int main(int argc, char **argv) {
   size_t ran = benchmark::RunSpecifiedBenchmarks();
   xb_likwid_close();
   benchmark::Shutdown();
-  int status = ran ? 0 : 1;
+  int measured = 0, failed = 0;
+  for (int r = 0; r < g_session.nrows; r++) measured += g_measured[r], failed += g_failed[r] && !g_measured[r];
+  int status = 0;
+  if (failed) std::fprintf(stderr, "xattn-bench: %d row(s) failed (error_occurred in the results)\n", failed);
+  if (!ran || !measured) {
+    // nothing to compare or plot: a results file would only look like a run
+    std::fprintf(stderr, "xattn-bench: no row was measured (%zu run, %d failed%s%s); no results file written\n", ran,
+                 failed, g_first_error.empty() ? "" : ", first: ", g_first_error.c_str());
+    if (write_results) std::remove(tmp_path);
+    write_results = false;
+    status = 1;
+  }
   if (write_results) {
     char final_path[4300];
     const char *label = g_session.opt.label ? g_session.opt.label : g_session.suite->name;

@@ -13,7 +13,28 @@ with tempfile.TemporaryDirectory() as tmp:
     typo_suite = os.path.join(tmp, "typo.json")
     with open(typo_suite, "w") as f:
         f.write('{"workloads": [{"name": "x", "extend_len": 4, "batch": [[0, 4]]}]}')
+    def suite(name, text):
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+    trailing = suite("trailing.json", '{"workloads": [{"name": "x", "batch": [[0, 4]]}]} x')
+    dup = suite("dup.json", '{"workloads": [{"name": "x", "name": "y", "batch": [[0, 4]]}]}')
+    fifo = os.path.join(tmp, "fifo.json")
+    os.mkfifo(fifo)
+    # E = 2^20 at the reference shape: ~40 GiB, refused with the figure before allocating
+    huge = suite("huge.json", '{"workloads": [{"name": "e1m", "heads_q": 32, "heads_kv": 8, "head_dim": 128, '
+                              '"batch": [[0, 1048576]]}]}')
     cases = [
+        (["--suite", trailing], ["trailing.json", "trailing data"]),
+        (["--suite", dup], ["dup.json", "duplicate key 'name'"]),
+        (["--suite", fifo], ["fifo.json", "FIFO"]),
+        (["--suite", "smoke", "--isa", "bogus"], ["--isa", "bogus"]),
+        (["--suite", "smoke", "--variants", "7x7"], ["--variants", "7x7"]),
+        (["--suite", "smoke", "--layouts", "diagonal"], ["--layouts", "diagonal"]),
+        (["--suite", "smoke", "--benchmark_filter=nothing-matches-this"], ["no row was measured"]),
+        (["--suite", huge, "--dtypes", "f32", "--no-baseline", "--no-peak", "--repetitions", "1"],
+         ["GiB", "no row was measured"]),
         (["--suite", bad_suite], ["broken.json", "batch[0]", "out of range"]),
         (["--suite", typo_suite], ["typo.json", "unknown field \"extend_len\""]),
         (["--suite", os.path.join(tmp, "missing.json")], ["missing.json", "cannot open"]),
@@ -25,13 +46,23 @@ with tempfile.TemporaryDirectory() as tmp:
         (["--suite", "smoke", "--frobnicate", "1"], ["--frobnicate", "unknown flag"]),
     ]
     for args, expect in cases:
-        run = subprocess.run([bench, "--results-dir", tmp] + args, capture_output=True, text=True, timeout=60)
-        lines = [l for l in run.stderr.splitlines() if l.strip()]
+        try:
+            run = subprocess.run([bench, "--results-dir", tmp] + args, capture_output=True, text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            print("FAIL", args, "-> hung")
+            failures.append(args)
+            continue
+        # the line that says why: the last one (a run that measured nothing also
+        # prints Google Benchmark's own lines and the failed rows first)
+        lines = [l for l in run.stderr.splitlines() if l.strip() and l.startswith("xattn-bench:")]
+        if "no row was measured" in expect:
+            lines = [" ".join(lines)] if lines else []
         ok = run.returncode not in (0,) and run.returncode > 0 and len(lines) == 1 and all(e in lines[0] for e in expect)
         print(("ok  " if ok else "FAIL"), args, "->", run.returncode, lines)
         if not ok:
             failures.append(args)
-    written = [n for _, _, names in os.walk(tmp) for n in names if n.endswith(".json") and n not in ("broken.json", "typo.json")]
+    suites = ("broken.json", "typo.json", "trailing.json", "dup.json", "fifo.json", "huge.json")
+    written = [n for _, _, names in os.walk(tmp) for n in names if n.endswith(".json") and n not in suites]
     if written:
         print("FAIL: results written on error:", written)
         failures.append("written")

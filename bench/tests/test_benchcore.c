@@ -94,7 +94,9 @@ static int test_workload(const char *suites_dir) {
   }
 
   static const bad_case bad[] = {
-      {"{\"workloads\": [", "bad.json: (json): syntax error"},
+      {"{\"workloads\": [", "bad.json: (json): invalid JSON near byte"},
+      {"{\"workloads\": []} trailing", "bad.json: (json): trailing data"},
+      {"{\"workloads\": [], \"workloads\": []}", "bad.json: (json): duplicate key 'workloads'"},
       {"[]", "bad.json: (top): expected an object"},
       {"{\"workload\": []}", "unknown field \"workload\""},
       {"{\"workloads\": []}", "workloads: expected a non-empty list"},
@@ -303,12 +305,24 @@ static int test_naming(const char *tmpdir) {
   CHECK(strcmp(out, "intel-xeon-platinum-8480") == 0, "slug %s", out);
   xb_model_slug("AMD EPYC 7763 64-Core Processor", out, sizeof out);
   CHECK(strcmp(out, "amd-epyc-7763-64-core-processor") == 0, "slug %s", out);
-  xb_machine_name("Intel(R) Xeon(R) Processor", 2, "1 package, 1 numa, 1 l3, 2 cores, 2 pus", out, sizeof out);
+  char merr[256];
+  unsetenv("XATTN_MACHINE_ID");
+  xb_machine_name("Intel(R) Xeon(R) Processor", 2, "1 package, 1 numa, 1 l3, 2 cores, 2 pus", out, sizeof out, merr,
+                  sizeof merr);
   printf("machine: %s\n", out);
   CHECK(strncmp(out, "intel-xeon-processor-2c-", 24) == 0 && strlen(out) == 32, "machine name %s", out);
   char other[512];
-  xb_machine_name("Intel(R) Xeon(R) Processor", 2, "2 packages, 2 numa, 2 l3, 2 cores, 2 pus", other, sizeof other);
+  xb_machine_name("Intel(R) Xeon(R) Processor", 2, "2 packages, 2 numa, 2 l3, 2 cores, 2 pus", other, sizeof other,
+                  merr, sizeof merr);
   CHECK(strcmp(out, other) != 0, "topology changes the hash");
+  /* the test-only identity override (fleet tests): used as given, refused when malformed */
+  setenv("XATTN_MACHINE_ID", "fleet-a.1", 1);
+  CHECK(xb_machine_name("Intel(R) Xeon(R) Processor", 2, "x", other, sizeof other, merr, sizeof merr) == 0 &&
+            strcmp(other, "fleet-a.1") == 0, "XATTN_MACHINE_ID override: %s", other);
+  setenv("XATTN_MACHINE_ID", "../evil", 1);
+  CHECK(xb_machine_name("Intel(R) Xeon(R) Processor", 2, "x", other, sizeof other, merr, sizeof merr) == -1 &&
+            strstr(merr, "XATTN_MACHINE_ID") != NULL, "malformed XATTN_MACHINE_ID accepted: %s", merr);
+  unsetenv("XATTN_MACHINE_ID");
   xb_commit_dir_name("0123456789ab", 1, out, sizeof out);
   CHECK(strcmp(out, "0123456789ab-dirty") == 0, "%s", out);
   xb_commit_dir_name("0123456789ab", 0, out, sizeof out);

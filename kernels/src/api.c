@@ -128,6 +128,7 @@ xattn_status xattn_resolve_into(const xattn_problem *p, const xattn_options *opt
     if (p->extend_lens[b] > max_e) max_e = p->extend_lens[b];
     if (p->prefix_lens[b] > max_p) max_p = p->prefix_lens[b];
   }
+  if ((s = xattn_config_cpu_check()) != XATTN_OK) return s;
   const xattn_config_row *row = xattn_config_lookup(r->isa->name, p->dtype, p->head_dim, p->head_dim_v,
                                                     p->mode, xattn_extend_bucket(max_e),
                                                     xattn_prefix_bucket(max_p));

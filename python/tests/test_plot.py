@@ -45,6 +45,46 @@ class PlotTest(unittest.TestCase):
         with open(os.path.join(out, "index.html"), encoding="utf-8") as f:
             return f.read()
 
+    def test_fleet_page_shows_machines_side_by_side(self):
+        """Results of two machines (a fleet's results tree): the fleet figures show
+        each machine's rates, speedup and chosen configs apart; the figures of one
+        machine still hold only that machine."""
+        from xattn import results as res
+        tree = os.path.join(self.tmp, "results")
+        synth.write_report_fixtures(tree)
+        other = "other-xeon-8c-0badf00d"
+        tuned = {"xattn_config_provenance": "xattn-tune halving; machine: other; speedup: 1.2 (geomean)",
+                 "xattn_machine": other, "xattn_peak_fp32_gflops": 900.0, "xattn_mem_bw_gbs": "40"}
+        rows = [(n.replace("variant:32x256", "variant:16x64"),) + tuple(r)
+                for n, *r in synth.default_rows(threads=(2,), dtypes=("f32", "bf16"))]
+        res.store_json(tree, other, "444444444444", "tuned", synth.make_results(
+            30, reps=5, rows=rows, slowdown=0.5, commit="444444444444", machine=other, extra_context=tuned,
+            with_bytes=True), "20261202T010000Z")
+        report = {"machine": other, "commit": "444444444444", "tuned_header": "/y/tuned.h",
+                  "baseline_header": "/y/default.h", "geomean_tuned_classes": 1.31, "geomean_all_classes": 1.2,
+                  "classes": [{"class": "avx512/f32/d128/causal/e2/p0", "default": "64x64 gqa",
+                               "tuned": "128x32/gqa/static/t8/compact", "identical": False, "reps": 9,
+                               "default_median_s": 0.02, "tuned_median_s": 0.015, "speedup": 1.31,
+                               "ci_lo": 1.2, "ci_hi": 1.4, "note": "adopted"}]}
+        synth.write(os.path.join(tree, other, "444444444444", "20261202T020000Z_tuned-vs-default.json"), report)
+        out = os.path.join(self.tmp, "out")
+        rc, stdout, err = run(PLOT, tree, "-o", out)
+        self.assertEqual(rc, 0, stdout + err)
+        for stem in ("fleet-rates", "fleet-speedup", "fleet-configs"):
+            self.assertPicture(out, stem)
+        html = self.index(out)
+        self.assertIn(other, html)
+        self.assertIn(synth.MACHINE, html)
+        # each machine's own choice for the shared class, never a blend
+        self.assertIn("128x32/gqa/static/t8/compact x1.310", html)
+        self.assertIn("32x256 gqa x1.200", html)
+        # the per-machine speedups as measured on each machine
+        self.assertIn("<td>%s</td><td>444444444444</td><td>1</td><td>1</td><td>1.31</td>" % other, html)
+        # rates: the other machine's rows carry its own % of peak (900 GFLOP/s) and memory roof (40 GB/s)
+        self.assertRegex(html, r"<td>causal-prefill/E2048/f32</td><td>%s</td><td>16x64</td>" % other)
+        # the one-machine figures name the machine they drew and say the other was left out
+        self.assertIn("fleet figures show each machine side by side", stdout)
+
     def test_every_figure_from_a_full_results_tree(self):
         res = os.path.join(self.tmp, "results")
         paths = synth.write_report_fixtures(res)

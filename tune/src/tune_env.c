@@ -44,7 +44,16 @@ int tune_env_open(tune_env *e, char *err, size_t errn) {
   const char *model = xb_cpu_model();
   const char *summary = xb_topology_summary(e->topo);
   int cores = xb_topology_cores(e->topo);
-  xb_machine_name(model, cores, summary, e->id.machine, sizeof e->id.machine);
+  int bad = xb_machine_name(model, cores, summary, e->id.machine, sizeof e->id.machine, err, errn) != 0;
+  if (!bad && xattn_cpu_class_get(&e->cpu) != XATTN_OK) {
+    snprintf(err, errn, "%s", xattn_last_error());
+    bad = 1;
+  }
+  if (bad) {
+    xb_topology_close(e->topo);
+    e->topo = NULL;
+    return -1;
+  }
   snprintf(e->id.cpu_model, sizeof e->id.cpu_model, "%s", model);
   snprintf(e->id.topology, sizeof e->id.topology, "%s", summary);
   snprintf(e->id.compiler, sizeof e->id.compiler, "%s", xb_compiler());
@@ -101,6 +110,7 @@ void tune_env_print(const tune_env *e, FILE *f) {
           TUNE_KERNEL_DIGEST_FILES);
   fprintf(f, "config header:  %s\n", xattn_config_header_path());
   fprintf(f, "best isa:       %s\n", xattn_best_isa());
+  fprintf(f, "cpu class:      %s\n", e->cpu.name);
   fprintf(f, "variants:       %d, layouts: %d, thread counts:", e->axes.n_variants,
           e->axes.n_layouts);
   for (int i = 0; i < e->axes.n_threads; i++) fprintf(f, " %d", e->axes.threads[i]);

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include "tune_space.h"
 #include "tune_store.h"
+#include "xattn/xattn.h"
+#include "xattn/xattn_introspect.h"
 #include "xattn_bench/topology.h"
 
 typedef struct tune_env {
@@ -15,6 +17,7 @@ typedef struct tune_env {
   tune_identity id;
   tune_machine machine;
   tune_axes axes;
+  xattn_cpu_class cpu;  /* the CPU class the tuned header is written for */
   char commit[64];      /* 12 hex (+ -dirty) or nogit */
   char commit_dir[64];
 } tune_env;

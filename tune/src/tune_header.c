@@ -1,5 +1,6 @@
 #include "xattn_common/files.h"
 #include "tune_header.h"
+#include "xattn/xattn_introspect.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -190,10 +191,149 @@ static void put_c_string(FILE *f, const char *s) {
   fputc('"', f);
 }
 
+/* C("name", "isa", "vendor", family, model, l2_kib, cores_per_l3) */
+static void put_cpu_class(FILE *f, const xattn_cpu_class *c) {
+  fputs("C(", f);
+  put_c_string(f, c->name);
+  fputs(", ", f);
+  put_c_string(f, c->isa);
+  fputs(", ", f);
+  put_c_string(f, c->vendor);
+  fprintf(f, ", %d, %d, %d, %d)", c->family, c->model, c->l2_kib, c->cores_per_l3);
+}
+
+static const char *parse_cpu_class(const char *p, xattn_cpu_class *c) {
+  memset(c, 0, sizeof *c);
+  p = skip_space(p);
+  if (*p != 'C' || !(p = expect(p + 1, '('))) return NULL;
+  if (!(p = parse_str(p, c->name, sizeof c->name)) || !(p = expect(p, ','))) return NULL;
+  if (!(p = parse_str(p, c->isa, sizeof c->isa)) || !(p = expect(p, ','))) return NULL;
+  if (!(p = parse_str(p, c->vendor, sizeof c->vendor)) || !(p = expect(p, ','))) return NULL;
+  if (!(p = parse_int(p, &c->family)) || !(p = expect(p, ','))) return NULL;
+  if (!(p = parse_int(p, &c->model)) || !(p = expect(p, ','))) return NULL;
+  if (!(p = parse_int(p, &c->l2_kib)) || !(p = expect(p, ','))) return NULL;
+  if (!(p = parse_int(p, &c->cores_per_l3)) || !(p = expect(p, ')'))) return NULL;
+  return p;
+}
+
+static void put_cpu_part_before_rows(FILE *f, const tune_header_cpu *cpu) {
+  if (cpu->kernel_digest[0]) {
+    fputs("/* the kernels every merged tuning ran on (sha256 prefix, tune/digest.cmake); a build\n"
+          "   of other kernels refuses this header (kernels/cmake/check_config_digest.cmake) */\n"
+          "#define XATTN_CONFIG_KERNEL_DIGEST ", f);
+    put_c_string(f, cpu->kernel_digest);
+    fputs("\n\n", f);
+  }
+  if (cpu->has_tuned_on) {
+    fputs("/* the CPU class this header was tuned on (xattn-tune merge reads it):\n"
+          "   C(name, isa, vendor, family, model, L2 KiB per core, cores per L3) */\n"
+          "#define XATTN_CONFIG_TUNED_CPU(C) ", f);
+    put_cpu_class(f, &cpu->tuned_on);
+    fputs("\n\n", f);
+  }
+  if (cpu->n_classes > 0) {
+    fputs("/* CPU classes, by index: C(name, isa, vendor, family, model, L2 KiB per core, cores per L3).\n"
+          "   The kernels use the rows of this CPU's class (exact, else the nearest of its ISA),\n"
+          "   and the rows of class -1 (the hand default) when no class has its ISA. */\n"
+          "#define XATTN_CONFIG_CPU_CLASSES(C) \\\n", f);
+    for (int i = 0; i < cpu->n_classes; i++) {
+      fprintf(f, "  /* %d */ ", i);
+      put_cpu_class(f, &cpu->classes[i]);
+      fputs(i + 1 < cpu->n_classes ? " \\\n" : "\n\n", f);
+    }
+  }
+}
+
+static void put_row_classes(FILE *f, const tune_header_cpu *cpu, int n) {
+  if (!cpu || cpu->n_classes == 0) return;
+  fputs("\n/* the CPU class of each row above, in order (-1: every CPU) */\n"
+        "#define XATTN_CONFIG_ROW_CPU_CLASSES { \\\n   ", f);
+  for (int i = 0; i < n; i++)
+    fprintf(f, " %d%s%s", cpu->row_class[i], i + 1 < n ? "," : "", (i + 1) % 16 == 0 && i + 1 < n ? " \\\n   " : "");
+  fputs(" }\n", f);
+}
+
+int tune_header_parse_cpu(const char *path, tune_header_cpu *cpu, char *err, size_t errn) {
+  memset(cpu, 0, sizeof *cpu);
+  for (int i = 0; i < TUNE_MAX_HEADER_ROWS; i++) cpu->row_class[i] = -1;
+  char *txt = read_all(path);
+  if (!txt) {
+    snprintf(err, errn, "%s: cannot read: %s", path, strerror(errno));
+    return -1;
+  }
+  int rc = 0;
+  const char *p;
+  if ((p = strstr(txt, "#define XATTN_CONFIG_KERNEL_DIGEST")) &&
+      !parse_str(p + strlen("#define XATTN_CONFIG_KERNEL_DIGEST"), cpu->kernel_digest, sizeof cpu->kernel_digest)) {
+    snprintf(err, errn, "%s: XATTN_CONFIG_KERNEL_DIGEST is not a string", path);
+    rc = -1;
+  }
+  if (rc == 0 && (p = strstr(txt, "#define XATTN_CONFIG_TUNED_CPU(C)"))) {
+    if (!parse_cpu_class(p + strlen("#define XATTN_CONFIG_TUNED_CPU(C)"), &cpu->tuned_on)) {
+      snprintf(err, errn, "%s: XATTN_CONFIG_TUNED_CPU is not C(\"name\", \"isa\", \"vendor\", family, model, "
+                          "l2_kib, cores_per_l3)", path);
+      rc = -1;
+    }
+    cpu->has_tuned_on = 1;
+  }
+  if (rc == 0 && (p = strstr(txt, "#define XATTN_CONFIG_CPU_CLASSES(C)"))) {
+    p += strlen("#define XATTN_CONFIG_CPU_CLASSES(C)");
+    for (;;) {
+      const char *q = skip_space(p);
+      if (*q != 'C') break;
+      if (cpu->n_classes == TUNE_MAX_CPU_CLASSES) {
+        snprintf(err, errn, "%s: more than %d CPU classes", path, TUNE_MAX_CPU_CLASSES);
+        rc = -1;
+        break;
+      }
+      if (!(p = parse_cpu_class(q, &cpu->classes[cpu->n_classes]))) {
+        snprintf(err, errn, "%s: CPU class %d is not C(\"name\", \"isa\", \"vendor\", family, model, l2_kib, "
+                            "cores_per_l3)", path, cpu->n_classes);
+        rc = -1;
+        break;
+      }
+      cpu->n_classes++;
+    }
+  }
+  if (rc == 0 && (p = strstr(txt, "#define XATTN_CONFIG_ROW_CPU_CLASSES"))) {
+    p = expect(p + strlen("#define XATTN_CONFIG_ROW_CPU_CLASSES"), '{');
+    for (int i = 0; p; i++) {
+      const char *q = skip_space(p);
+      if (*q == '}') break;
+      int v;
+      if (i >= TUNE_MAX_HEADER_ROWS || !(q = parse_int(q, &v)) || v < -1 || v >= cpu->n_classes) {
+        p = NULL;
+        break;
+      }
+      cpu->row_class[i] = v;
+      q = skip_space(q);
+      p = *q == ',' ? q + 1 : q;
+    }
+    if (!p) {
+      snprintf(err, errn, "%s: XATTN_CONFIG_ROW_CPU_CLASSES is not { class index or -1, ... } over the %d classes",
+               path, cpu->n_classes);
+      rc = -1;
+    }
+  }
+  free(txt);
+  return rc;
+}
+
 int tune_header_write(const char *path, const char *comment, const char *provenance,
                       const tune_row *rows, int n, char *err, size_t errn) {
+  return tune_header_write_cpu(path, comment, provenance, rows, n, NULL, err, errn);
+}
+
+int tune_header_write_cpu(const char *path, const char *comment, const char *provenance,
+                          const tune_row *rows, int n, const tune_header_cpu *cpu, char *err,
+                          size_t errn) {
   if (n < 1 || !is_catch_all(&rows[n - 1])) {
     snprintf(err, errn, "%s: the last row must match every class", path);
+    return -1;
+  }
+  if (cpu && cpu->n_classes > 0 && n > TUNE_MAX_HEADER_ROWS) {
+    snprintf(err, errn, "%s: %d rows, more than the %d a header with CPU classes holds", path, n,
+             TUNE_MAX_HEADER_ROWS);
     return -1;
   }
   char tmp[4096];
@@ -222,7 +362,9 @@ int tune_header_write(const char *path, const char *comment, const char *provena
   fputs("#ifndef XATTN_CONFIG_HEADER_INCLUDED\n#define XATTN_CONFIG_HEADER_INCLUDED\n\n", f);
   fputs("#define XATTN_CONFIG_PROVENANCE \\\n  ", f);
   put_c_string(f, provenance);
-  fputs("\n\n#define XATTN_CONFIG_CLASSES(X) \\\n", f);
+  fputs("\n\n", f);
+  if (cpu) put_cpu_part_before_rows(f, cpu);
+  fputs("#define XATTN_CONFIG_CLASSES(X) \\\n", f);
   for (int i = 0; i < n; i++) {
     const tune_row *r = &rows[i];
     if (r->comment[0]) {
@@ -244,6 +386,7 @@ int tune_header_write(const char *path, const char *comment, const char *provena
     put_c_string(f, r->schedule);
     fprintf(f, ", %d)%s\n", r->threads, i + 1 < n ? " \\" : "");
   }
+  put_row_classes(f, cpu, n);
   fputs("\n#endif\n", f);
   int bad = ferror(f);
   if (fflush(f) != 0 || fsync(fileno(f)) != 0) bad = 1;

@@ -5,6 +5,9 @@
 
 #include <stddef.h>
 
+#include "xattn/xattn.h"
+#include "xattn/xattn_introspect.h"
+
 typedef struct tune_row {
   char isa[32], dtype[32];
   int d, dv;
@@ -31,6 +34,29 @@ int tune_row_matches(const tune_row *r, const char *isa, const char *dtype, int 
  * one match everything (checked: returns -1 otherwise). */
 int tune_header_write(const char *path, const char *comment, const char *provenance,
                       const tune_row *rows, int n, char *err, size_t errn);
+
+/* The CPU-class part of a header (docs/formats.md). A header tuned on one
+ * machine names the class it was tuned on (XATTN_CONFIG_TUNED_CPU); a merged
+ * header (xattn-tune merge) lists its classes (XATTN_CONFIG_CPU_CLASSES), the
+ * class of every row (XATTN_CONFIG_ROW_CPU_CLASSES, -1: every CPU) and the
+ * kernel digest its tunings share (XATTN_CONFIG_KERNEL_DIGEST). */
+enum { TUNE_MAX_CPU_CLASSES = 64, TUNE_MAX_HEADER_ROWS = 1024 };
+typedef struct tune_header_cpu {
+  int has_tuned_on;
+  xattn_cpu_class tuned_on;
+  int n_classes;
+  xattn_cpu_class classes[TUNE_MAX_CPU_CLASSES];
+  int row_class[TUNE_MAX_HEADER_ROWS];
+  char kernel_digest[72];
+} tune_header_cpu;
+
+/* tune_header_write plus the CPU-class part (cpu may be NULL: none). */
+int tune_header_write_cpu(const char *path, const char *comment, const char *provenance,
+                          const tune_row *rows, int n, const tune_header_cpu *cpu, char *err,
+                          size_t errn);
+/* Reads the CPU-class part of a header (all zero / -1 rows when it has none).
+ * 0, or -1 with a one-line reason. */
+int tune_header_parse_cpu(const char *path, tune_header_cpu *cpu, char *err, size_t errn);
 
 /* ';'-separated distinct variants of the rows (for -DXATTN_VARIANTS). */
 void tune_rows_variants(const tune_row *rows, int n, char *out, size_t outn);

@@ -10,18 +10,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tune_classes.h"
 #include "tune_compare.h"
 #include "tune_env.h"
 #include "tune_header.h"
+#include "tune_merge.h"
 #include "tune_prune.h"
 #include "tune_real_eval.h"
 #include "tune_report.h"
 #include "tune_run.h"
 #include "xattn/xattn.h"
 #include "xattn_bench/machine.h"
+#include "xattn_common/files.h"
 
 static void usage(FILE *f) {
   fputs("usage:\n"
@@ -33,6 +37,7 @@ static void usage(FILE *f) {
         "  xattn-tune compare --suite NAME [--suite NAME...] --baseline HEADER.h [--reps 9]\n"
         "             [--report OUT.md] [--json OUT.json] [--only SUBSTR]\n"
         "  xattn-tune variants HEADER.h\n"
+        "  xattn-tune merge --out MERGED.h [--base DEFAULT.h] TUNED.h [TUNED.h...]\n"
         "  xattn-tune space --suite NAME [--suite NAME...] [--only SUBSTR]\n"
         "  xattn-tune identity\n",
         f);
@@ -188,6 +193,43 @@ static int cmd_variants(int argc, char **argv) {
   return 0;
 }
 
+/* xattn-tune merge: one multi-CPU header from the tuned headers of several machines */
+static int cmd_merge(int argc, char **argv) {
+  const char *out = NULL, *base = TUNE_SOURCE_DIR "/kernels/config/xattn_config_default.h";
+  const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
+  int n = 0;
+  for (int i = 0; i < argc; i++) {
+    if ((!strcmp(argv[i], "--out") || !strcmp(argv[i], "--base")) && i + 1 >= argc) {
+      fprintf(stderr, "xattn-tune merge: %s: a path is needed\n", argv[i]);
+      free(inputs);
+      return 2;
+    }
+    if (!strcmp(argv[i], "--out")) out = argv[++i];
+    else if (!strcmp(argv[i], "--base")) base = argv[++i];
+    else if (argv[i][0] == '-') {
+      fprintf(stderr, "xattn-tune merge: unknown option '%s'\n", argv[i]);
+      free(inputs);
+      return 2;
+    } else inputs[n++] = argv[i];
+  }
+  if (!out || n == 0) {
+    fprintf(stderr, "xattn-tune merge: needs --out MERGED.h and at least one tuned header\n");
+    free(inputs);
+    return 2;
+  }
+  char date[64], err[2048];
+  utc_date(date, sizeof date);
+  tune_merge_opts o = {inputs, n, base, out, date};
+  int rc = tune_merge(&o, stderr, err, sizeof err);
+  free(inputs);
+  if (rc != 0) {
+    fprintf(stderr, "xattn-tune merge: %s\n", err);
+    return 1;
+  }
+  fprintf(stderr, "[merge] wrote %s\n", out);
+  return 0;
+}
+
 static int load_classes(const args *a, tune_class_set *cs) {
   char err[1024];
   if (a->n_suites == 0) {
@@ -246,11 +288,43 @@ static void dump_space(const char *path, tune_store *st, const tune_class *cls, 
   free(c);
 }
 
+/* Outputs are checked before anything is measured: a header or report path
+ * in a missing folder used to fail (or be skipped silently) only after the
+ * whole tuning run. 0, or -1 after one line on stderr. */
+static int check_output(const char *flag, const char *path) {
+  if (!path) return 0;
+  const char *why = NULL;
+  if (xc_output_path_ok(path, &why)) {
+    fprintf(stderr, "xattn-tune: %s %s: is %s, not a regular file\n", flag, path, why);
+    return -1;
+  }
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  const char *d = !slash ? "." : slash == dir ? "/" : (*slash = '\0', dir);
+  struct stat st;
+  if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "xattn-tune: %s %s: folder %s does not exist\n", flag, path, d);
+    return -1;
+  }
+  if (access(d, W_OK) != 0) {
+    fprintf(stderr, "xattn-tune: %s %s: folder %s is not writable\n", flag, path, d);
+    return -1;
+  }
+  return 0;
+}
+
 static int cmd_run(const args *a, tune_env *env) {
   if (!a->header) {
     fprintf(stderr, "xattn-tune run: --header: the output header path is needed\n");
     return 2;
   }
+  char report_path[2200];
+  if (a->report) snprintf(report_path, sizeof report_path, "%s", a->report);
+  else snprintf(report_path, sizeof report_path, "%s.md", a->header);
+  if (check_output("--header", a->header) || check_output("--report", report_path) ||
+      check_output("--dump", a->dump))
+    return 2;
   tune_class_set cs;
   if (load_classes(a, &cs) != 0) return 2;
   char cache[2048], err[2048];
@@ -274,6 +348,10 @@ static int cmd_run(const args *a, tune_env *env) {
   if (tune_store_loaded(st) || tune_store_dropped(st))
     fprintf(stderr, "[tune] cache %s: resuming with %d recorded measurements%s\n", cache,
             tune_store_loaded(st), tune_store_dropped(st) ? " (dropped a torn last line)" : "");
+  if (tune_store_loaded(st) && a->budget > 0)
+    fprintf(stderr, "[tune] note: --budget counts this run only: the recorded measurements are reused without being "
+                    "charged to it, so a resumed run may measure further and choose differently than one "
+                    "uninterrupted run with the same budget\n");
   real_eval *re = real_eval_open(env, &cs, a->set.seed);
   tune_run run;
   memset(&run, 0, sizeof run);
@@ -305,20 +383,28 @@ static int cmd_run(const args *a, tune_env *env) {
   char *comment = malloc(65536), line[2048];
   tune_provenance(env, &cs, &run, elapsed, date, comment, 65536, line, sizeof line);
   int rc = 0;
-  if (tune_header_write(a->header, comment, line, rows, nrows, err, sizeof err) != 0) {
+  tune_header_cpu *cpu = calloc(1, sizeof *cpu); /* the class it was tuned on, for xattn-tune merge */
+  if (cpu) {
+    cpu->has_tuned_on = 1;
+    cpu->tuned_on = env->cpu;
+  }
+  const int wrote = tune_header_write_cpu(a->header, comment, line, rows, nrows, cpu, err, sizeof err);
+  free(cpu);
+  if (wrote != 0) {
     fprintf(stderr, "xattn-tune: %s\n", err);
     rc = 1;
   } else {
     fprintf(stderr, "[tune] wrote %s (%d rows)\n", a->header, nrows);
   }
-  char report[2200];
-  if (a->report) snprintf(report, sizeof report, "%s", a->report);
-  else snprintf(report, sizeof report, "%s.md", a->header);
+  const char *report = report_path;
   FILE *f = fopen(report, "w");
   if (f) {
     tune_report_run(f, env, &cs, &run, elapsed, date, a->header);
     fclose(f);
     fprintf(stderr, "[tune] report %s\n", report);
+  } else {
+    fprintf(stderr, "xattn-tune: --report %s: cannot write it: %s\n", report, strerror(errno));
+    rc = 1;
   }
   if (a->dump && cs.n > 0) dump_space(a->dump, st, &cs.classes[0], env);
   int adopted = 0;
@@ -345,12 +431,13 @@ int main(int argc, char **argv) {
   }
   const char *cmd = argv[1];
   if (!strcmp(cmd, "variants")) return cmd_variants(argc - 2, argv + 2);
+  if (!strcmp(cmd, "merge")) return cmd_merge(argc - 2, argv + 2);
   args a;
   if (parse_args(argc - 2, argv + 2, &a) != 0) return 2;
   tune_env env;
   char err[512];
   if (tune_env_open(&env, err, sizeof err) != 0) {
-    fprintf(stderr, "xattn-tune: topology: %s\n", err);
+    fprintf(stderr, "xattn-tune: %s\n", err);
     return 2;
   }
   int rc;
@@ -366,7 +453,7 @@ int main(int argc, char **argv) {
     if (!a.baseline) {
       fprintf(stderr, "xattn-tune compare: --baseline: the header to compare against is needed\n");
       rc = 2;
-    } else if (load_classes(&a, &cs) != 0) {
+    } else if (check_output("--report", a.report) || check_output("--json", a.json) || load_classes(&a, &cs) != 0) {
       rc = 2;
     } else {
       tune_compare_opts o = {a.baseline, (int)a.compare_reps, a.report, a.json, a.set.seed,
@@ -380,7 +467,7 @@ int main(int argc, char **argv) {
       tune_classes_free(&cs);
     }
   } else {
-    fprintf(stderr, "xattn-tune: unknown command '%s' (run, compare, variants, space, identity; --help)\n", cmd);
+    fprintf(stderr, "xattn-tune: unknown command '%s' (run, compare, variants, merge, space, identity; --help)\n", cmd);
     rc = 2;
   }
   tune_env_close(&env);

@@ -65,6 +65,7 @@ typedef struct run_ctx {
   long planned, done;                 /* repetitions planned / done in this class */
   double last_progress;
   char stage[96];
+  int failed; /* measurements that failed (the library refused the call) */
 } run_ctx;
 
 static int out_of_budget(const run_ctx *rc) {
@@ -157,6 +158,7 @@ static int ensure_reps(run_ctx *rc, const tune_cand *c, const char *phase, int r
     double t = rc->ev->measure(rc->ev->ctx, rc->cls, c, warm_first && first_new);
     first_new = 0;
     if (!(t >= 0)) {
+      rc->failed++;
       *have = n;
       return ST_FAILED;
     }
@@ -448,7 +450,7 @@ int tune_class_run(const tune_class *cls, const tune_cand *cands, int n, const t
   memset(out, 0, sizeof *out);
   out->cls = *cls;
   out->n_candidates = n;
-  run_ctx rc = {cls, set, b, st, ev, out, xc_now(), 0, 0, 0, 0, 0, 0, 0, ""};
+  run_ctx rc = {cls, set, b, st, ev, out, xc_now(), 0, 0, 0, 0, 0, 0, 0, "", 0};
   int left = b->classes_total - b->classes_done;
   if (left < 1) left = 1;
   if (b->deadline > 0) rc.class_deadline = rc.class_start + (b->deadline - rc.class_start) / left;
@@ -458,9 +460,15 @@ int tune_class_run(const tune_class *cls, const tune_cand *cands, int n, const t
   const double *tp;
   int hp;
   snprintf(rc.stage, sizeof rc.stage, "probing the defaults");
-  if (ensure_reps(&rc, NULL, "probe", 1, 1, &tp, &hp) == ST_OK && hp > 0) {
+  const int probe = ensure_reps(&rc, NULL, "probe", 1, 1, &tp, &hp);
+  if (probe == ST_OK && hp > 0) {
     rc.t_est = tp[0];
     rc.t_n = 1;
+  } else if (probe == ST_FAILED) { /* not a budget matter: nothing to compare against */
+    snprintf(out->note, sizeof out->note,
+             "the defaults failed on this class's workloads (the library refused them, see the error above): nothing tuned");
+    b->classes_done++;
+    return 0;
   }
 
   slot *slots = calloc((size_t)(n > 0 ? n : 1), sizeof(slot));
@@ -483,6 +491,8 @@ int tune_class_run(const tune_class *cls, const tune_cand *cands, int n, const t
     snprintf(out->note, sizeof out->note, "%s", n == 0 ? "no candidate survived the constraints"
                                                : out->n_rejected + out->n_unsupported >= n
                                                    ? "every candidate was rejected or unsupported"
+                                               : rc.failed > 0 && !out_of_budget(&rc)
+                                                   ? "every measurement failed (the library refused the calls, see the errors above)"
                                                    : "budget exhausted before any measurement");
     free(slots);
     b->classes_done++;

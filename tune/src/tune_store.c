@@ -1,8 +1,13 @@
 #include "tune_store.h"
 
+#include "xattn_common/files.h"
+#include "xattn_common/json_strict.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <sys/file.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +26,7 @@ typedef struct entry {
 struct tune_store {
   char *path;
   int fd;
+  int lock_fd; /* flock()ed path.lock, holding our pid, for as long as the store is open */
   entry *e;
   int n, cap;
   int loaded, dropped;
@@ -110,30 +116,44 @@ static const char *id_value(const tune_identity *id, int i) {
   }
 }
 
-static int apply_record(tune_store *s, cJSON *o) {
+/* Replays one record; -1 with *why saying what is wrong with it otherwise. */
+static int apply_record(tune_store *s, cJSON *o, const char **why) {
   const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(o, "t"));
   const char *cls = cJSON_GetStringValue(cJSON_GetObjectItem(o, "class"));
   const char *cand = cJSON_GetStringValue(cJSON_GetObjectItem(o, "cand"));
+  *why = "not a record (needs string fields t, class and cand)";
   if (!t || !cls || !cand) return -1;
   if (!strcmp(t, "m")) {
     const char *ph = cJSON_GetStringValue(cJSON_GetObjectItem(o, "phase"));
     cJSON *rep = cJSON_GetObjectItem(o, "rep"), *sec = cJSON_GetObjectItem(o, "sec");
+    *why = "measurement without a string phase, a number rep or a number sec";
     if (!ph || !cJSON_IsNumber(rep) || !cJSON_IsNumber(sec)) return -1;
+    const double r = rep->valuedouble, t_s = sec->valuedouble;
+    *why = "rep is not a whole number in [0, 1e6]";
+    if (!(r >= 0 && r <= 1e6) || r != floor(r)) return -1;
+    *why = "sec is not a positive finite time";
+    if (!(t_s > 0) || !isfinite(t_s)) return -1;
     entry *e = find(s, cls, cand, ph, 1);
+    *why = "out of memory";
     if (!e) return -1;
-    if (rep->valueint != e->n) return -1; /* duplicate or gap: keep the first sequence */
-    return push_time(e, sec->valuedouble);
+    *why = (int)r < e->n ? "repetition recorded twice" : "repetition out of order (a gap before it)";
+    if ((int)r != e->n) return -1;
+    return push_time(e, t_s);
   }
   if (!strcmp(t, "v")) {
     cJSON *ok = cJSON_GetObjectItem(o, "ok");
-    const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(o, "why"));
+    const char *w = cJSON_GetStringValue(cJSON_GetObjectItem(o, "why"));
+    *why = "verdict without a boolean ok";
+    if (!cJSON_IsBool(ok)) return -1;
     entry *e = find(s, cls, cand, "verify", 1);
-    if (!e || !cJSON_IsBool(ok)) return -1;
+    *why = "out of memory";
+    if (!e) return -1;
     e->verdict = cJSON_IsTrue(ok);
     free(e->why);
-    e->why = dupstr(why ? why : "");
+    e->why = dupstr(w ? w : "");
     return 0;
   }
+  *why = "unknown record type t";
   return -1;
 }
 
@@ -147,16 +167,29 @@ static int write_identity(tune_store *s, const tune_identity *id) {
   return rc;
 }
 
-/* Reads the whole file, checks the identity line, replays records and cuts a
- * torn last line off so that the next append starts on a fresh line. */
+/* Reads the whole file, checks the identity line and replays the records.
+ * Repair is limited to what a killed writer leaves: a torn LAST line (no
+ * newline) is cut off so that the next append starts on a fresh line. Any
+ * other bad line (garbled JSON, a NUL byte, an invalid or duplicate record)
+ * refuses the cache by line number and leaves the file as it is: cutting there
+ * would delete every record after it. */
 static int load(tune_store *s, const tune_identity *id, char *err, size_t errn) {
-  FILE *f = fopen(s->path, "rb");
-  if (!f) return 0;
-  fseek(f, 0, SEEK_END);
-  long size = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)size + 1);
-  if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size) {
+  const char *whyopen = NULL;
+  FILE *f = xc_fopen_regular(s->path, &whyopen);
+  if (!f) {
+    if (errno == ENOENT) return 0;
+    snprintf(err, errn, "cache %s: cannot open it: %s", s->path, whyopen);
+    return -1;
+  }
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0) {
+    fclose(f);
+    snprintf(err, errn, "cache %s: cannot stat it", s->path);
+    return -1;
+  }
+  const size_t size = (size_t)st.st_size;
+  char *buf = malloc(size + 1);
+  if (!buf || fread(buf, 1, size, f) != size) {
     fclose(f);
     free(buf);
     snprintf(err, errn, "cache %s: cannot read it", s->path);
@@ -164,18 +197,19 @@ static int load(tune_store *s, const tune_identity *id, char *err, size_t errn) 
   }
   fclose(f);
   buf[size] = '\0';
-  long good_end = 0; /* bytes up to and including the last complete line */
+  size_t good_end = 0; /* bytes up to and including the last complete line */
   int line_no = 0, rc = 0;
-  char *p = buf;
-  while (*p) {
-    char *nl = strchr(p, '\n');
+  char *p = buf, *const end = buf + size;
+  while (p < end) {
+    char *nl = memchr(p, '\n', (size_t)(end - p));
     if (!nl) {
-      s->dropped++; /* torn last line */
+      s->dropped++; /* torn last line: what a kill inside write() leaves */
       break;
     }
-    *nl = '\0';
     line_no++;
-    cJSON *o = cJSON_Parse(p);
+    char why[256];
+    const char *rwhy = NULL;
+    cJSON *o = xc_json_parse_strict(p, (size_t)(nl - p), why, sizeof why);
     if (line_no == 1) {
       const char *t = o ? cJSON_GetStringValue(cJSON_GetObjectItem(o, "t")) : NULL;
       if (!t || strcmp(t, "id") != 0) {
@@ -186,31 +220,66 @@ static int load(tune_store *s, const tune_identity *id, char *err, size_t errn) 
       for (int i = 0; rc == 0 && i < 6; i++) {
         const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(o, id_fields[i]));
         if (!v || strcmp(v, id_value(id, i)) != 0) {
+          char shown[160];
           snprintf(err, errn,
                    "cache %s was recorded with a different %s ('%s', this build: '%s'); refusing "
                    "to reuse it (use --fresh or another --cache)",
-                   s->path, id_fields[i], v ? v : "?", id_value(id, i));
+                   s->path, id_fields[i], xc_printable(shown, sizeof shown, v ? v : "?"), id_value(id, i));
           rc = -1;
         }
       }
-    } else if (!o || apply_record(s, o) != 0) {
-      s->dropped++;
+    } else if (!o || apply_record(s, o, &rwhy) != 0) {
+      snprintf(err, errn,
+               "cache %s line %d: %s; the cache is left as it is (fix or delete that line, or start over "
+               "with --fresh)",
+               s->path, line_no, o ? rwhy : why);
+      rc = -1;
     } else {
       s->loaded++;
     }
     cJSON_Delete(o);
     if (rc != 0) break;
-    good_end = (long)(nl - buf) + 1;
+    good_end = (size_t)(nl - buf) + 1;
     p = nl + 1;
   }
   free(buf);
   if (rc != 0) return rc;
-  if (line_no == 0) return 0; /* empty: identity gets written by open */
-  if (good_end < size && truncate(s->path, good_end) != 0) {
+  if (line_no == 0) return 0; /* empty, or only a torn identity line: open starts it afresh */
+  if (good_end < size && truncate(s->path, (off_t)good_end) != 0) {
     snprintf(err, errn, "cache %s: cannot cut its torn last line: %s", s->path, strerror(errno));
     return -1;
   }
   return 1;
+}
+
+/* Takes path.lock (flock, exclusive, not waiting) and writes our pid into it:
+ * two tuners on one cache would record every measurement twice, and one's
+ * start could cut the other's records. The lock goes with the process, so a
+ * killed tuner never leaves a stale one. */
+static int take_lock(tune_store *s, char *err, size_t errn) {
+  char lpath[4200];
+  snprintf(lpath, sizeof lpath, "%s.lock", s->path);
+  s->lock_fd = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (s->lock_fd < 0) {
+    snprintf(err, errn, "cache %s: cannot open its lock file %s: %s", s->path, lpath, strerror(errno));
+    return -1;
+  }
+  if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    char pid[32] = "";
+    const ssize_t n = pread(s->lock_fd, pid, sizeof pid - 1, 0);
+    pid[n > 0 ? n : 0] = '\0';
+    pid[strcspn(pid, "\n")] = '\0';
+    snprintf(err, errn, "cache %s is in use by another xattn-tune (pid %s, lock %s); wait for it or use another --cache",
+             s->path, pid[0] ? pid : "?", lpath);
+    return -1;
+  }
+  char line[32];
+  const int n = snprintf(line, sizeof line, "%ld\n", (long)getpid());
+  if (ftruncate(s->lock_fd, 0) != 0 || pwrite(s->lock_fd, line, (size_t)n, 0) != n) {
+    snprintf(err, errn, "cache %s: cannot write its lock file %s: %s", s->path, lpath, strerror(errno));
+    return -1;
+  }
+  return 0;
 }
 
 tune_store *tune_store_open(const char *path, const tune_identity *id, int fresh, char *err,
@@ -219,7 +288,18 @@ tune_store *tune_store_open(const char *path, const tune_identity *id, int fresh
   if (!s) return NULL;
   s->path = dupstr(path);
   s->fd = -1;
+  s->lock_fd = -1;
   s->durable = 1;
+  const char *why = NULL;
+  if (xc_output_path_ok(path, &why)) {
+    snprintf(err, errn, "cache %s: is %s, not a regular file", path, why);
+    tune_store_close(s);
+    return NULL;
+  }
+  if (take_lock(s, err, errn) != 0) {
+    tune_store_close(s);
+    return NULL;
+  }
   struct stat st;
   if (fresh && stat(path, &st) == 0) {
     char aside[4096];
@@ -254,6 +334,7 @@ tune_store *tune_store_open(const char *path, const tune_identity *id, int fresh
 void tune_store_close(tune_store *s) {
   if (!s) return;
   if (s->fd >= 0) close(s->fd);
+  if (s->lock_fd >= 0) close(s->lock_fd); /* releases the flock */
   for (int i = 0; i < s->n; i++) {
     free(s->e[i].cls);
     free(s->e[i].cand);

@@ -24,6 +24,10 @@ expect 2 "no-such-suite" -- "$TUNE" run --suite no-such-suite --header /tmp/x.h
 expect 2 "--baseline" -- "$TUNE" compare --suite default
 expect 2 "unknown command" -- "$TUNE" bogus
 expect 1 "cannot read" -- "$TUNE" variants /nonexistent/header.h
+# outputs are checked before tuning starts (they used to fail, or be skipped, after it)
+expect 2 "folder /nonexistent-dir does not exist" -- "$TUNE" run --suite smoke --header /nonexistent-dir/x.h --max-evals 1
+expect 2 "--report" -- "$TUNE" run --suite smoke --header /tmp/x.h --report /nonexistent-dir/r.md --max-evals 1
+expect 2 "--json" -- "$TUNE" compare --suite smoke --baseline "$HDR" --json /nonexistent-dir/c.json
 out=$("$TUNE" variants "$HDR")
 if [ "$out" != "32x128;16x256;64x64" ]; then
   echo "FAIL: variants of the fixture header: '$out'" >&2

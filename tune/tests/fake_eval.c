@@ -52,6 +52,7 @@ static double measure(void *ctx, const tune_class *cls, const tune_cand *c, int 
   (void)warm;
   f->measures++;
   if (f->kill_after > 0 && f->measures >= f->kill_after) raise(SIGKILL);
+  if (f->fail_measures) return -1;
   tune_rng r;
   tune_rng_seed(&r, f->seed ^ tune_hash64(c ? c->key : "default", (unsigned long long)f->measures) ^
                         tune_hash64(cls->key, 7));

@@ -19,6 +19,7 @@ typedef struct fake_eval {
   unsigned long long seed;
   long measures, verifies;      /* calls so far */
   long kill_after;              /* > 0: SIGKILL ourselves on that measure call */
+  int fail_measures;            /* every measurement fails (the library refusing the workloads) */
 } fake_eval;
 
 /* The noise-free time of a candidate. */

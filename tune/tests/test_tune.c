@@ -12,9 +12,11 @@
 
 #include "fake_eval.h"
 #include "tune_header.h"
+#include "tune_merge.h"
 #include "tune_prune.h"
 #include "tune_run.h"
 #include "tune_store.h"
+#include "xattn/xattn_introspect.h"
 
 static int failures = 0;
 #define CHECK(cond, ...)                                              \
@@ -647,6 +649,87 @@ static int test_header(const char *cc) {
   return 0;
 }
 
+/* ---- xattn-tune merge: one header for several CPU classes ----------------------- */
+static void write_tuned(const char *path, const char *machine, const char *digest, const char *cls_name,
+                        int model, int l2, const char *variant) {
+  tune_row rows[2] = {{"avx512", "f32", 128, 128, "causal", 1, 0, "", "gqa", "static", 0, "tuned"},
+                      {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, ""}};
+  snprintf(rows[0].variant, sizeof rows[0].variant, "%s", variant);
+  static tune_header_cpu cpu;
+  memset(&cpu, 0, sizeof cpu);
+  cpu.has_tuned_on = 1;
+  xattn_cpu_class c = {"", "avx512", "GenuineIntel", 6, model, l2, 8};
+  snprintf(c.name, sizeof c.name, "%s", cls_name);
+  cpu.tuned_on = c;
+  char prov[512], err[512];
+  snprintf(prov, sizeof prov, "xattn-tune halving; machine: %s; commit: abc; speedup: 1.100 (geomean); "
+                              "kernels sha256:%s", machine, digest);
+  CHECK(tune_header_write_cpu(path, "test", prov, rows, 2, &cpu, err, sizeof err) == 0, "write %s: %s", path,
+        err);
+}
+
+static int test_merge(void) {
+  char a[600], b[600], c[600], d[600], base[600], out[600], out2[600], err[1024];
+  tmp_path(a, sizeof a, "tuned_a.h");
+  tmp_path(b, sizeof b, "tuned_b.h");
+  tmp_path(c, sizeof c, "tuned_c_same_class_as_a.h");
+  tmp_path(d, sizeof d, "tuned_d_other_kernels.h");
+  tmp_path(base, sizeof base, "base.h");
+  tmp_path(out, sizeof out, "merged.h");
+  tmp_path(out2, sizeof out2, "merged2.h");
+  write_tuned(a, "node-a", "0123456789abcdef", "intel-6-143-l2_2048k-l3_8c-avx512", 143, 2048, "128x32");
+  write_tuned(b, "node-b", "0123456789abcdef", "intel-6-207-l2_1024k-l3_8c-avx512", 207, 1024, "32x256");
+  write_tuned(c, "node-c", "0123456789abcdef", "intel-6-143-l2_2048k-l3_8c-avx512", 143, 2048, "16x64");
+  write_tuned(d, "node-d", "fedcba9876543210", "intel-6-106-l2_1280k-l3_8c-avx512", 106, 1280, "64x32");
+  tune_row brow = {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, ""};
+  CHECK(tune_header_write(base, "base", "hand-written default", &brow, 1, err, sizeof err) == 0, "%s", err);
+
+  const char *in1[] = {a, b, c};
+  tune_merge_opts o = {in1, 3, base, out, "2026-01-01T00:00:00Z"};
+  CHECK(tune_merge(&o, NULL, err, sizeof err) == 0, "merge: %s", err);
+  static tune_row rows[64];
+  static tune_header_cpu cpu;
+  char prov[2048];
+  int n = tune_header_parse(out, rows, 64, prov, sizeof prov, err, sizeof err);
+  CHECK(n == 5, "merged rows %d (%s)", n, err);
+  CHECK(tune_header_parse_cpu(out, &cpu, err, sizeof err) == 0, "parse cpu: %s", err);
+  CHECK(cpu.n_classes == 2, "classes %d (the third input repeats the first's class)", cpu.n_classes);
+  CHECK(!strcmp(cpu.classes[0].name, "intel-6-143-l2_2048k-l3_8c-avx512") && cpu.classes[1].model == 207 &&
+            cpu.classes[1].l2_kib == 1024, "classes %s / %d", cpu.classes[0].name, cpu.classes[1].model);
+  const int want_class[] = {0, 0, 1, 1, -1};
+  for (int i = 0; i < 5; i++) CHECK(cpu.row_class[i] == want_class[i], "row %d class %d", i, cpu.row_class[i]);
+  CHECK(!strcmp(rows[0].variant, "128x32") && !strcmp(rows[2].variant, "32x256"), "rows %s %s", rows[0].variant,
+        rows[2].variant);
+  CHECK(!strcmp(cpu.kernel_digest, "0123456789abcdef"), "digest %s", cpu.kernel_digest);
+  CHECK(strstr(prov, "node-a (class intel-6-143") && strstr(prov, "node-b (class intel-6-207") &&
+            strstr(prov, "node-c") && strstr(prov, "left out") && strstr(prov, "speedup 1.100"),
+        "provenance does not list every machine: %s", prov);
+
+  /* refusals, each one line naming the file */
+  const char *in2[] = {a, d};
+  o.inputs = in2;
+  o.n_inputs = 2;
+  o.out = out2;
+  CHECK(tune_merge(&o, NULL, err, sizeof err) != 0 && strstr(err, d) && strstr(err, "sha256"),
+        "other kernels' tuning not refused: %s", err);
+  const char *in3[] = {a, base};
+  o.inputs = in3;
+  CHECK(tune_merge(&o, NULL, err, sizeof err) != 0 && strstr(err, base) && strstr(err, "XATTN_CONFIG_TUNED_CPU"),
+        "a header without its CPU class not refused: %s", err);
+  const char *in4[] = {out};
+  o.inputs = in4;
+  o.n_inputs = 1;
+  CHECK(tune_merge(&o, NULL, err, sizeof err) != 0 && strstr(err, "already a merged header"),
+        "a merged header as input not refused: %s", err);
+  char field[64];
+  tune_provenance_field("xattn-tune x; machine: m1; commit: c1; kernels sha256:00ff", "kernels sha256", field,
+                        sizeof field);
+  CHECK(!strcmp(field, "00ff"), "field '%s'", field);
+  tune_provenance_field("xattn-tune x; cpu machine: no; machine: m1", "machine", field, sizeof field);
+  CHECK(!strcmp(field, "m1"), "field '%s'", field);
+  return 0;
+}
+
 /* ---- torn last line ------------------------------------------------------------ */
 static int test_torn(void) {
   char path[600], err[512];
@@ -674,6 +757,121 @@ static int test_torn(void) {
   return 0;
 }
 
+/* ---- damage other than a torn last line is refused, not "repaired" ---------- */
+static long file_size(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* A cache of 6 measurement records (lines 2-7) with line `line` replaced. */
+static void damaged_cache(const char *path, int line, const char *text, size_t len) {
+  tune_identity id = test_id();
+  unlink(path);
+  char err[512];
+  tune_store *st = tune_store_open(path, &id, 1, err, sizeof err);
+  tune_store_set_durable(st, 0);
+  for (int i = 0; i < 6; i++) tune_store_add_time(st, "c", "k", "search", i, 1.0 + i);
+  tune_store_close(st);
+  FILE *f = fopen(path, "rb");
+  char buf[8192];
+  size_t n = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  f = fopen(path, "wb");
+  int ln = 1;
+  for (size_t i = 0; i < n; i++) {
+    if (ln == line) {
+      fwrite(text, 1, len, f);
+      while (i < n && buf[i] != '\n') i++;
+      fputc('\n', f);
+      ln++;
+      continue;
+    }
+    fputc(buf[i], f);
+    if (buf[i] == '\n') ln++;
+  }
+  fclose(f);
+}
+
+static int test_damaged(void) {
+  char path[600], err[512];
+  tmp_path(path, sizeof path, "damaged.jsonl");
+  tune_identity id = test_id();
+  static const char nul_line[] = "{\"t\":\"m\",\"class\":\"c\",\"cand\":\"k\",\"phase\":\"search\",\"rep\":2,\"sec\":3\0}";
+  static const char garbled[] = "{garbled";
+  static const char neg_sec[] = "{\"t\":\"m\",\"class\":\"c\",\"cand\":\"k\",\"phase\":\"search\",\"rep\":2,\"sec\":-3}";
+  static const char frac_rep[] = "{\"t\":\"m\",\"class\":\"c\",\"cand\":\"k\",\"phase\":\"search\",\"rep\":2.5,\"sec\":3}";
+  static const char twice[] = "{\"t\":\"m\",\"class\":\"c\",\"cand\":\"k\",\"phase\":\"search\",\"rep\":1,\"sec\":3}";
+  static const char trailing[] = "{\"t\":\"m\",\"class\":\"c\",\"cand\":\"k\",\"phase\":\"search\",\"rep\":3,\"sec\":4} x";
+  const struct { int line; const char *text; size_t len; const char *want; } cases[] = {
+      /* one NUL byte mid-file: the old loader stopped there and cut every record after it */
+      {4, nul_line, sizeof nul_line - 1, "NUL byte"},
+      {3, garbled, sizeof garbled - 1, "invalid JSON"},
+      {4, neg_sec, sizeof neg_sec - 1, "sec"},
+      {4, frac_rep, sizeof frac_rep - 1, "rep"},
+      {4, twice, sizeof twice - 1, "recorded twice"},
+      {5, trailing, sizeof trailing - 1, "trailing data"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    damaged_cache(path, cases[c].line, cases[c].text, cases[c].len);
+    const long before = file_size(path);
+    err[0] = '\0';
+    tune_store *st = tune_store_open(path, &id, 0, err, sizeof err);
+    char want_line[32];
+    snprintf(want_line, sizeof want_line, "line %d", cases[c].line);
+    CHECK(st == NULL, "case %zu: damaged cache accepted", c);
+    if (st) tune_store_close(st);
+    CHECK(strstr(err, want_line) && strstr(err, cases[c].want) && !strchr(err, '\n'),
+          "case %zu: message does not say %s, %s: %s", c, want_line, cases[c].want, err);
+    CHECK(file_size(path) == before, "case %zu: the refused cache was changed (%ld -> %ld bytes)", c, before,
+          file_size(path));
+    fprintf(stderr, "refused: %s\n", err);
+  }
+  return 0;
+}
+
+/* ---- workloads the library refuses are not "budget exhausted" ------------------ */
+static int test_refused(void) {
+  tune_class classes[1] = {test_class(0, 2, "refused")};
+  char path[600];
+  tmp_path(path, sizeof path, "refused.jsonl");
+  fake_eval fe = {0};
+  fe.default_time = 1.0;
+  fe.fail_measures = 1;
+  tune_result res[1];
+  CHECK(run_classes(path, &fe, 1, res, classes, 1) == 0, "run");
+  CHECK(!res[0].adopt && !strstr(res[0].note, "budget") && strstr(res[0].note, "refused"),
+        "note for refused workloads: %s", res[0].note);
+  fprintf(stderr, "note: %s\n", res[0].note);
+  return 0;
+}
+
+/* ---- one tuner per cache, and the refusal names the holder --------------------- */
+static int test_lock(void) {
+  char path[600], err[512];
+  tmp_path(path, sizeof path, "locked.jsonl");
+  tune_identity id = test_id();
+  tune_store *a = tune_store_open(path, &id, 1, err, sizeof err);
+  CHECK(a != NULL, "first open: %s", err);
+  if (!a) return 0;
+  CHECK(tune_store_add_time(a, "c", "k", "search", 0, 1.0) == 0, "append");
+  const long size = file_size(path);
+  err[0] = '\0';
+  tune_store *b = tune_store_open(path, &id, 0, err, sizeof err); /* a second tuner */
+  char pid[32];
+  snprintf(pid, sizeof pid, "pid %ld", (long)getpid());
+  CHECK(b == NULL, "a second store opened a locked cache");
+  if (b) tune_store_close(b);
+  CHECK(strstr(err, "in use") && strstr(err, pid), "refusal does not name the holder (%s): %s", pid, err);
+  b = tune_store_open(path, &id, 1, err, sizeof err); /* not even --fresh */
+  CHECK(b == NULL && file_size(path) == size, "--fresh moved a locked cache aside");
+  if (b) tune_store_close(b);
+  tune_store_close(a);
+  b = tune_store_open(path, &id, 0, err, sizeof err);
+  CHECK(b != NULL && tune_store_times(b, "c", "k", "search", NULL) == 1, "after the holder closed: %s", err);
+  if (b) tune_store_close(b);
+  return 0;
+}
+
 /* Every test, with the command line ctest runs it with (`--list`; @KEY@ is a
  * path the build fills in, see tune/CMakeLists.txt). */
 static const struct {
@@ -686,6 +884,8 @@ static const struct {
     {"wrong", NULL, test_wrong, NULL},       {"decision", NULL, test_decision, NULL},
     {"resume", NULL, test_resume, NULL},     {"foreign", NULL, test_foreign, NULL},
     {"header", "header @CC@", NULL, test_header}, {"torn", NULL, test_torn, NULL},
+    {"merge", NULL, test_merge, NULL},       {"damaged", NULL, test_damaged, NULL},
+    {"refused", NULL, test_refused, NULL},   {"lock", NULL, test_lock, NULL},
 };
 
 int main(int argc, char **argv) {

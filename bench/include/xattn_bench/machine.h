@@ -22,9 +22,12 @@ const char *xb_cpu_flags(void);
  * runs of other characters become '-'. "Intel(R) Xeon(R) Processor" ->
  * "intel-xeon-processor". */
 void xb_model_slug(const char *model, char *out, size_t outlen);
-/* <slug>-<cores>c-<first 8 hex of FNV-1a 64 of "model\ntopology summary">. */
-void xb_machine_name(const char *model, int cores, const char *topology_summary,
-                     char *out, size_t outlen);
+/* <slug>-<cores>c-<first 8 hex of FNV-1a 64 of "model\ntopology summary">,
+ * or XATTN_MACHINE_ID when set (for tests: lets jobs on one host present as
+ * several machines; letters, digits, '.', '_', '-' only). 0, or -1 with the
+ * reason in err when the override is malformed. */
+int xb_machine_name(const char *model, int cores, const char *topology_summary,
+                    char *out, size_t outlen, char *err, size_t errlen);
 
 /* Commit of the build: 12 hex digits or "nogit"; dirty when the build tree
  * was dirty or `git status` of the source tree (run now, when it is a git

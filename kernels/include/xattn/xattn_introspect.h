@@ -40,6 +40,39 @@ XATTN_API xattn_status xattn_resolve(const xattn_problem *p, const xattn_options
                            const char **variant, const char **layout,
                            const char **isa, int *threads);
 
+/* ---- CPU classes (multi-CPU config headers; docs/formats.md) -------------
+ * A header merged from the tuned headers of several machines (xattn-tune merge)
+ * keys its rows by CPU class as well as by workload class. A CPU class holds
+ * what tuned choices depend on between machines of one ISA: the vendor and
+ * CPUID family/model (the microarchitecture: AMX, vdpbf16ps rate, L1), the L2
+ * per core (which tiles stay in cache) and the cores per L3 (thread layouts). */
+typedef struct xattn_cpu_class {
+  char name[96];     /* "intel-6-143-l2_2048k-l3_2c-amx" (xattn_cpu_class_set_name) */
+  char isa[16];      /* the best ISA this CPU runs */
+  char vendor[16];   /* CPUID vendor string, "GenuineIntel" */
+  int family, model; /* CPUID display family and model */
+  int l2_kib;        /* L2 KiB per core; 0 unknown */
+  int cores_per_l3;  /* cores sharing one L3; 0 unknown */
+} xattn_cpu_class;
+/* This CPU's class, from CPUID and the caches in sysfs; or, for tests only,
+ * from XATTN_CPU_CLASS="vendor:family:model:l2_kib:cores_per_l3[:isa]", which
+ * lets one host present itself as another machine. A malformed override is an
+ * error (reason in xattn_last_error()). */
+XATTN_API xattn_status xattn_cpu_class_get(xattn_cpu_class *out);
+XATTN_API void xattn_cpu_class_set_name(xattn_cpu_class *c); /* c->name from the other fields */
+/* The class of `classes` whose rows a CPU `self` uses: the exact match; else
+ * the nearest one with the same ISA (same vendor, family, model first, then the
+ * closest L2 per core and cores per L3); -1 when no class has its ISA. `why`
+ * gets one line saying which and why. */
+XATTN_API int xattn_cpu_class_nearest(const xattn_cpu_class *self, const xattn_cpu_class *classes, int n,
+                            char *why, size_t whyn);
+/* Which CPU class of the compiled-in config header this process uses (what
+ * xattn_resolve and every call look up): *cls its name, "*" for a header
+ * without CPU classes (its rows serve every CPU), "" when no class has this
+ * CPU's ISA (the hand default rows serve); *why one line. Read once per process. */
+XATTN_API xattn_status xattn_resolve_cpu_class(const char **cls, const char **why);
+XATTN_API int xattn_config_cpu_class_count(void); /* CPU classes in the header; 0 for a one-machine header */
+
 /* ---- workload classes (docs/formats.md §4) ------------------------------------------
  * The config header's table is keyed by ISA, dtype, D, DV, mode and two buckets
  * of the batch: the longest extend and the longest prefix. The bucket bounds

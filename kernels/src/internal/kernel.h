@@ -93,6 +93,10 @@ typedef struct xattn_config_row {
   const char *variant, *layout, *schedule;
   int threads;
 } xattn_config_row;
+/* config.c: fails (one line) when the header has CPU classes and this CPU's
+ * class cannot be known (a malformed XATTN_CPU_CLASS); call before the lookup.
+ * The lookup skips the rows of the other CPU classes. */
+xattn_status xattn_config_cpu_check(void);
 const xattn_config_row *xattn_config_lookup(const char *isa, xattn_dtype dt, int d, int dv,
                                             xattn_mode mode, int extend_bucket,
                                             int prefix_bucket);

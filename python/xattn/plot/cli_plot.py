@@ -2,7 +2,8 @@
 report from results files, folders of them and `xattn compare` outputs.
 
 Figures: roofline, BLOCK_M x BLOCK_N heatmaps, per-mode rates, thread scaling,
-tuned vs default, commit comparison, trend over commits, peers. A figure whose
+tuned vs default, commit comparison, trend over commits, peers; with results
+of two or more machines, the fleet figures (xattn.plot.fleet). A figure whose
 data is not in the inputs is listed as not drawn, with the reason.
 
 Exit status: 0 report written; 2 no usable input; 3 gnuplot failed on a figure
@@ -16,7 +17,7 @@ import sys
 
 from ..results import default_results_dir, utc_stamp
 
-from . import dataset, figures, gnuplot, report_html
+from . import dataset, figures, fleet, gnuplot, report_html
 
 
 def parse_args(argv):
@@ -79,7 +80,8 @@ def _pick_machine(ds, wanted, notes):
         machine = _newest(ds.files).machine
     others = [m for m in machines if m != machine]
     if others:
-        notes.append("results of other machines left out (plots never mix machines): %s" % ", ".join(others))
+        notes.append("results of other machines left out of the figures of one machine (plots never mix "
+                     "machines; the fleet figures show each machine side by side): %s" % ", ".join(others))
     return machine
 
 
@@ -148,6 +150,7 @@ def main(argv=None):
         lambda: figures.commit_comparison(one),
         lambda: figures.trend(history_ds, top),
         lambda: figures.peers(one),
+        lambda: fleet.figures(ds),  # two or more machines: side by side, never mixed
     ]
     drawn, skipped, failed = [], [], 0
     for build in builders:
