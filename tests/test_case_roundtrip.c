@@ -1,4 +1,4 @@
-/* xattn_case_save then xattn_case_load (cli/case_io.c) gives back the same
+/* xattn_case_save then xattn_case_load (caseio/case_io.c) gives back the same
  * problem: for strided, gapped, reversed test problems of every mode and dtype,
  * with slot tables, paged caches in both layouts and fp8 caches with scales,
  * the reference of the loaded case equals, bit for bit, the reference of the

@@ -16,10 +16,12 @@
 #
 # usage: tune/release.sh [--suite NAME]... [--budget 12m] [--reps 15] [--jobs 2] [--bench]
 #                        [--tune-build DIR] [--release-build DIR] [--results DIR] [--fresh]
-#                        [--bench-args "ARGS"] [-- extra xattn-tune run args]
+#                        [--bench-args "ARGS"] [--cache-tag TAG] [-- extra xattn-tune run args]
 # --results: the results tree (default: the source tree's results/); a fleet job
 # (scripts/fleet.sh) points it at the fleet's shared folder. --bench-args: more
 # xattn-bench flags for step 6 (e.g. "--repetitions 2 --threads 1" for a smoke run).
+# --cache-tag: tune-cache-<digest>-<TAG>.jsonl, a cache of its own (fleet jobs on
+# identical nodes share results/<machine>/ but each keeps, and resumes, its own).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -34,6 +36,7 @@ FRESH=()
 EXTRA=()
 BENCH=0
 BENCH_ARGS=()
+CACHE_TAG=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --suite) SUITES+=("$2"); shift 2 ;;
@@ -44,10 +47,11 @@ while [ $# -gt 0 ]; do
     --release-build) REL_BUILD="$2"; shift 2 ;;
     --results) RESULTS="$2"; shift 2 ;;
     --bench-args) read -r -a BENCH_ARGS <<< "$2"; shift 2 ;;
+    --cache-tag) CACHE_TAG="-$2"; shift 2 ;;
     --fresh) FRESH=(--fresh); shift ;;
     --bench) BENCH=1; shift ;;
     --) shift; EXTRA=("$@"); break ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "release.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -80,7 +84,7 @@ echo "[release] machine $MACHINE, commit $COMMIT, load: $(cut -d' ' -f1-3 /proc/
 step "2/5 tuning ${SUITES[*]} (budget $BUDGET)"
 "$TUNE" run "${SUITE_ARGS[@]}" --budget "$BUDGET" --header "$HDR" \
         --report "$OUT/${STAMP}_tune-report.md" \
-        --cache "$RESULTS/$MACHINE/tune-cache-$DIGEST.jsonl" "${FRESH[@]}" "${EXTRA[@]}"
+        --cache "$RESULTS/$MACHINE/tune-cache-$DIGEST$CACHE_TAG.jsonl" "${FRESH[@]}" "${EXTRA[@]}"
 
 VARIANTS=$("$TUNE" variants "$HDR")
 step "3/5 release build $REL_BUILD (header $HDR, variants $VARIANTS)"

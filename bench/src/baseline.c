@@ -41,12 +41,6 @@ static void row_to_f32(float *dst, const void *base, xattn_dtype t, int64_t off,
   }
 }
 
-static int64_t slot_of(const xattn_problem *p, int32_t b, int32_t j) {
-  const int64_t row = p->req_index[b] * p->max_ctx + j;
-  return p->req_to_token_type == XATTN_I32 ? ((const int32_t *)p->req_to_token)[row]
-                                           : ((const int64_t *)p->req_to_token)[row];
-}
-
 typedef struct scratch {
   float *k, *v, *q, *o, *s;
 } scratch;
@@ -56,22 +50,22 @@ static void gather_kv(const xattn_problem *p, int32_t b, int32_t kvh, int32_t nk
   const int32_t D = p->head_dim, DV = p->head_dim_v, P = p->prefix_lens[b];
   const int cross = p->mode == XATTN_MODE_CROSS;
   const int64_t start = p->extend_start ? p->extend_start[b] : 0;
+  const int fp8 = p->cache_dtype == XATTN_E4M3FN || p->cache_dtype == XATTN_E5M2;
+  const xattn_dtype ct = fp8 ? p->cache_dtype : p->dtype;
   for (int32_t j = 0; j < nk; j++) {
-    const xattn_tensor *kt, *vt;
-    int64_t row;
-    if (cross || j < P) {
-      kt = &p->k_cache;
-      vt = &p->v_cache;
-      row = slot_of(p, b, j);
-    } else {
-      kt = &p->k_ext;
-      vt = &p->v_ext;
-      row = start + (j - P);
+    if (cross || j < P) { /* through the library's cache addressing (slots or paged blocks) */
+      row_to_f32(k + (int64_t)j * D, xattn_cache_row(p, b, j, kvh, 0), ct, 0, D);
+      row_to_f32(v + (int64_t)j * DV, xattn_cache_row(p, b, j, kvh, 1), ct, 0, DV);
+      if (fp8) /* the bench's fp8 problems have tensor scales only (no k_scales/v_scales) */
+        for (int32_t d = 0; d < D || d < DV; d++) {
+          if (d < D) k[(int64_t)j * D + d] *= p->k_scale;
+          if (d < DV) v[(int64_t)j * DV + d] *= p->v_scale;
+        }
+      continue;
     }
-    const int64_t kb = row * kt->token_stride + kvh * kt->head_stride;
-    const int64_t vb = row * vt->token_stride + kvh * vt->head_stride;
-    row_to_f32(k + (int64_t)j * D, kt->data, p->dtype, kb, D);
-    row_to_f32(v + (int64_t)j * DV, vt->data, p->dtype, vb, DV);
+    const int64_t row = start + (j - P);
+    row_to_f32(k + (int64_t)j * D, p->k_ext.data, p->dtype, row * p->k_ext.token_stride + kvh * p->k_ext.head_stride, D);
+    row_to_f32(v + (int64_t)j * DV, p->v_ext.data, p->dtype, row * p->v_ext.token_stride + kvh * p->v_ext.head_stride, DV);
   }
 }
 

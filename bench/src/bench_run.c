@@ -692,6 +692,13 @@ void xb_context(xb_session *s, void (*add)(const char *, const char *, void *), 
   char rel[4096];
   add("xattn_config_header", xb_repo_relative(xattn_config_header_path(), rel, sizeof rel), ctx);
   add("xattn_config_provenance", xattn_config_provenance(), ctx);
+  /* the CPU class (docs/formats.md §4.1) and the one whose config rows ran */
+  xattn_cpu_class cpu;
+  const char *cls = "", *why = "";
+  if (xattn_cpu_class_get(&cpu) != XATTN_OK) snprintf(cpu.name, sizeof cpu.name, "unknown");
+  xattn_resolve_cpu_class(&cls, &why);
+  add("xattn_cpu_class", cpu.name, ctx);
+  add("xattn_config_cpu_class", cls, ctx);
   snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->opt.seed);
   add("xattn_seed", buf, ctx);
   buf[0] = 0;

@@ -61,7 +61,14 @@ int xb_bytes_must_read(const xattn_problem *p, xb_must_read *out) {
   free(marks);
   free(diff);
   const double es = (double)xattn_dtype_size(p->dtype);
-  out->kv_bytes = (double)out->kv_tokens * p->heads_kv * (p->head_dim + p->head_dim_v) * es;
+  const double ces = (double)xattn_dtype_size(p->cache_dtype == XATTN_E4M3FN || p->cache_dtype == XATTN_E5M2 ? p->cache_dtype : p->dtype);
+  /* extend keys come from k_ext/v_ext (dtype), the rest from the cache (fp8: 1 byte) */
+  int64_t ext_tokens = 0;
+  if (p->mode != XATTN_MODE_CROSS)
+    for (int32_t b = 0; b < p->batch; b++) ext_tokens += p->extend_lens[b];
+  if (ext_tokens > out->kv_tokens) ext_tokens = out->kv_tokens;
+  out->kv_bytes = ((double)(out->kv_tokens - ext_tokens) * ces + (double)ext_tokens * es) * p->heads_kv *
+                  (p->head_dim + p->head_dim_v);
   out->q_bytes = (double)p->total_tokens * p->heads_q * p->head_dim * es;
   out->o_bytes = (double)p->total_tokens * p->heads_q * p->head_dim_v * es;
   out->total = out->kv_bytes + out->q_bytes + out->o_bytes;
@@ -70,16 +77,13 @@ int xb_bytes_must_read(const xattn_problem *p, xb_must_read *out) {
 
 /* ---- the gather plan ------------------------------------------------------ */
 
-static const char *row_address(const xattn_problem *p, int32_t b, int64_t ext0, int32_t j, const xattn_tensor *cache,
-                               const xattn_tensor *ext) {
-  const size_t es = xattn_dtype_size(p->dtype);
-  if (p->mode == XATTN_MODE_CROSS || j < p->prefix_lens[b]) {
-    const int64_t at = p->req_index[b] * p->max_ctx + j;
-    const int64_t slot = p->req_to_token_type == XATTN_I64 ? ((const int64_t *)p->req_to_token)[at]
-                                                           : ((const int32_t *)p->req_to_token)[at];
-    return (const char *)cache->data + slot * cache->token_stride * (int64_t)es;
-  }
-  return (const char *)ext->data + (ext0 + j - p->prefix_lens[b]) * ext->token_stride * (int64_t)es;
+/* Head 0 of key j: a cache row through the library's own addressing (slot
+ * tables, paged blocks in both layouts), or an extend row. */
+static const char *row_address(const xattn_problem *p, int32_t b, int64_t ext0, int32_t j, int v, int *from_ext) {
+  *from_ext = !(p->mode == XATTN_MODE_CROSS || j < p->prefix_lens[b]);
+  if (!*from_ext) return (const char *)xattn_cache_row(p, b, j, 0, v);
+  const xattn_tensor *ext = v ? &p->v_ext : &p->k_ext;
+  return (const char *)ext->data + (ext0 + j - p->prefix_lens[b]) * ext->token_stride * (int64_t)xattn_dtype_size(p->dtype);
 }
 
 int xb_gather_plan_build(const xattn_problem *p, xb_gather_plan *plan) {
@@ -91,7 +95,8 @@ int xb_gather_plan_build(const xattn_problem *p, xb_gather_plan *plan) {
   int32_t *diff = malloc(sizeof(int32_t) * ((size_t)n + 1));
   plan->k_rows = malloc(sizeof(char *) * (size_t)(mr.kv_tokens + 1));
   plan->v_rows = malloc(sizeof(char *) * (size_t)(mr.kv_tokens + 1));
-  if (!marks || !diff || !plan->k_rows || !plan->v_rows) {
+  plan->from_ext = malloc((size_t)(mr.kv_tokens + 1));
+  if (!marks || !diff || !plan->k_rows || !plan->v_rows || !plan->from_ext) {
     free(marks);
     free(diff);
     xb_gather_plan_free(plan);
@@ -105,30 +110,39 @@ int xb_gather_plan_build(const xattn_problem *p, xb_gather_plan *plan) {
     mark_visible(p, b, marks, diff);
     for (int32_t j = 0; j < xb_key_count(p, b); j++) {
       if (!marks[j]) continue;
-      plan->k_rows[plan->n] = row_address(p, b, e0, j, &p->k_cache, &p->k_ext);
-      plan->v_rows[plan->n] = row_address(p, b, e0, j, &p->v_cache, &p->v_ext);
+      int ext;
+      plan->k_rows[plan->n] = row_address(p, b, e0, j, 0, &ext);
+      plan->v_rows[plan->n] = row_address(p, b, e0, j, 1, &ext);
+      plan->from_ext[plan->n] = (uint8_t)ext;
+      plan->n_ext += ext;
       plan->n++;
     }
   }
   free(marks);
   free(diff);
   plan->heads = p->heads_kv;
-  plan->k_row_bytes = (size_t)p->head_dim * es;
-  plan->v_row_bytes = (size_t)p->head_dim_v * es;
-  /* cache and extend tensors of the bench's problems share their head strides */
-  plan->k_head_step = (size_t)p->k_cache.head_stride * es;
-  plan->v_head_step = (size_t)p->v_cache.head_stride * es;
+  const size_t ces = xattn_dtype_size(p->cache_dtype == XATTN_E4M3FN || p->cache_dtype == XATTN_E5M2 ? p->cache_dtype : p->dtype);
+  plan->k_row_bytes[0] = (size_t)p->head_dim * ces;
+  plan->v_row_bytes[0] = (size_t)p->head_dim_v * ces;
+  plan->k_head_step[0] = (size_t)p->k_cache.head_stride * ces;
+  plan->v_head_step[0] = (size_t)p->v_cache.head_stride * ces;
+  plan->k_row_bytes[1] = (size_t)p->head_dim * es;
+  plan->v_row_bytes[1] = (size_t)p->head_dim_v * es;
+  plan->k_head_step[1] = (size_t)p->k_ext.head_stride * es;
+  plan->v_head_step[1] = (size_t)p->v_ext.head_stride * es;
   return 0;
 }
 
 void xb_gather_plan_free(xb_gather_plan *plan) {
   free(plan->k_rows);
   free(plan->v_rows);
+  free(plan->from_ext);
   memset(plan, 0, sizeof *plan);
 }
 
 double xb_gather_plan_bytes(const xb_gather_plan *plan) {
-  return (double)plan->n * plan->heads * (double)(plan->k_row_bytes + plan->v_row_bytes);
+  return plan->heads * ((double)(plan->n - plan->n_ext) * (double)(plan->k_row_bytes[0] + plan->v_row_bytes[0]) +
+                        (double)plan->n_ext * (double)(plan->k_row_bytes[1] + plan->v_row_bytes[1]));
 }
 
 /* ---- reading -------------------------------------------------------------- */
@@ -151,19 +165,21 @@ static volatile uint64_t sink_value;
 static void read_tokens(const xb_gather_plan *pl, int64_t from, int64_t to, int64_t ahead, block64 *acc) {
   for (int64_t t = from; t < to; t++) {
     if (ahead > 0 && t + ahead < to) {
+      const int e = pl->from_ext[t + ahead];
       for (int h = 0; h < pl->heads; h++) {
-        prefetch_bytes(pl->k_rows[t + ahead] + (size_t)h * pl->k_head_step, pl->k_row_bytes);
-        prefetch_bytes(pl->v_rows[t + ahead] + (size_t)h * pl->v_head_step, pl->v_row_bytes);
+        prefetch_bytes(pl->k_rows[t + ahead] + (size_t)h * pl->k_head_step[e], pl->k_row_bytes[e]);
+        prefetch_bytes(pl->v_rows[t + ahead] + (size_t)h * pl->v_head_step[e], pl->v_row_bytes[e]);
       }
     }
-    for (int h = 0; h < pl->heads; h++) read_bytes(pl->k_rows[t] + (size_t)h * pl->k_head_step, pl->k_row_bytes, acc);
-    for (int h = 0; h < pl->heads; h++) read_bytes(pl->v_rows[t] + (size_t)h * pl->v_head_step, pl->v_row_bytes, acc);
+    const int e = pl->from_ext[t];
+    for (int h = 0; h < pl->heads; h++) read_bytes(pl->k_rows[t] + (size_t)h * pl->k_head_step[e], pl->k_row_bytes[e], acc);
+    for (int h = 0; h < pl->heads; h++) read_bytes(pl->v_rows[t] + (size_t)h * pl->v_head_step[e], pl->v_row_bytes[e], acc);
   }
 }
 
 double xb_gather_pass(const xb_gather_plan *pl, int threads, size_t prefetch_bytes) {
   if (threads < 1) threads = 1;
-  const double token_bytes = (double)pl->heads * (double)(pl->k_row_bytes + pl->v_row_bytes);
+  const double token_bytes = (double)pl->heads * (double)(pl->k_row_bytes[0] + pl->v_row_bytes[0]);
   int64_t ahead = token_bytes > 0 ? (int64_t)((double)prefetch_bytes / token_bytes + 0.999) : 0;
   const double t0 = xc_now();
 #pragma omp parallel num_threads(threads)

@@ -13,8 +13,13 @@
 
 /* Counter-based hash: value (seed, stream, index) does not depend on which
  * thread computes it, so data are identical at every thread count. */
+/* The counter hash every tensor's data comes from: (seed, tensor, index). */
+static inline uint64_t counter_hash(uint64_t seed, uint64_t stream, uint64_t i) {
+  return xc_mix64(seed * 0x9E3779B97F4A7C15ull + xc_mix64(stream * 0xD1B54A32D192ED03ull + i));
+}
+
 static inline float unit_value(uint64_t seed, uint64_t stream, uint64_t i) {
-  uint64_t h = xc_mix64(seed * 0x9E3779B97F4A7C15ull + xc_mix64(stream * 0xD1B54A32D192ED03ull + i));
+  const uint64_t h = counter_hash(seed, stream, i);
   return (float)((double)(h >> 11) * (2.0 / 9007199254740992.0) - 1.0); /* [-1, 1) */
 }
 
@@ -31,6 +36,16 @@ static void fill(void *dst, xattn_dtype t, int64_t n, uint64_t seed, uint64_t st
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t i = 0; i < n; i++) {
     xb_element_store(dst, t, i, unit_value(seed, stream, (uint64_t)i));
+  }
+}
+
+/* fp8 cache codes: |value| < 2 in both formats (exponent field <= bias), sign and
+ * low 6 bits from the same counter hash as the other tensors: subnormals included. */
+static void fill_fp8(uint8_t *dst, int64_t n, uint64_t seed, uint64_t stream, int threads) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t i = 0; i < n; i++) {
+    const uint64_t h = counter_hash(seed, stream, (uint64_t)i);
+    dst[i] = (uint8_t)((h & 63) | ((h >> 8) & 128));
   }
 }
 
@@ -79,7 +94,31 @@ static int32_t *shuffled_indices(int64_t n, uint64_t *state) {
  * a paged allocator gives) or contiguous (request after request). Positions
  * past the cached part (the extend's own future slots) still hold valid slot
  * numbers, as in a serving engine's table. 0, or -1 when out of memory. */
+static int paged(const xb_workload *w) { return w->page_size > 1 || w->cache_layout == XATTN_CACHE_HEAD_MAJOR; }
+
+/* A paged table: entries are blocks of page_size tokens, shuffled among the
+ * pool (consecutive with "slots": "contiguous"); entries past the cached part
+ * hold valid block numbers. */
+static int assign_blocks(xb_problem *pb, const xb_workload *w, uint64_t seed, int64_t blocks, int64_t entries) {
+  uint64_t ss = seed ^ ((uint64_t)S_SLOTS << 32);
+  int32_t *perm = w->slot_run == XB_SLOTS_CONTIGUOUS ? NULL : shuffled_indices(blocks, &ss);
+  if (w->slot_run != XB_SLOTS_CONTIGUOUS && !perm) return -1;
+  int64_t next = 0;
+  for (int b = 0; b < w->batch; b++) {
+    int32_t *row = pb->req_to_token + pb->req_index[b] * entries;
+    const int64_t used = (cached_len(w, b) + w->page_size - 1) / w->page_size;
+    for (int64_t e = 0; e < entries; e++) {
+      const int64_t at = e < used ? next + e : (next + e) % blocks;
+      row[e] = perm ? perm[at % blocks] : (int32_t)(at % blocks);
+    }
+    next += used;
+  }
+  free(perm);
+  return 0;
+}
+
 static int assign_slots(xb_problem *pb, const xb_workload *w, uint64_t seed, int64_t slots, int64_t max_ctx) {
+  if (paged(w)) return assign_blocks(pb, w, seed, slots, max_ctx);
   uint64_t ss = seed ^ ((uint64_t)S_SLOTS << 32);
   const int64_t run = w->slot_run > 0 ? w->slot_run : 1;
   int32_t *perm = w->slot_run == XB_SLOTS_CONTIGUOUS ? NULL : shuffled_indices(slots / run, &ss);
@@ -109,134 +148,6 @@ void xb_problem_free(xb_problem *pb) {
   memset(pb, 0, sizeof *pb);
 }
 
-/* Sizes a workload's problem: cache slots (whole pages for paged slot
- * layouts), token-table columns and the longest extend; refuses tables or
- * data that do not fit. */
-typedef struct problem_size {
-  int64_t T, slots, max_ctx, max_e;
-} problem_size;
-
-static int size_problem(const xb_workload *w, xattn_dtype dtype, int shape_only, problem_size *z, char *err,
-                        size_t errlen) {
-  const int32_t B = w->batch;
-  const int64_t run = w->slot_run > 0 ? w->slot_run : 1;
-  z->T = xb_workload_tokens(w);
-  z->slots = 0, z->max_ctx = 1, z->max_e = 0;
-  for (int b = 0; b < B; b++) {
-    const int64_t cached = cached_len(w, b);
-    z->slots += w->slot_run > 0 ? (cached + run - 1) / run * run : cached; /* whole pages */
-    int64_t ctx = (int64_t)w->prefix_lens[b] + w->extend_lens[b];
-    if (cached > ctx) ctx = cached;
-    if (ctx > z->max_ctx) z->max_ctx = ctx;
-    if (w->extend_lens[b] > z->max_e) z->max_e = w->extend_lens[b];
-  }
-  if (z->slots < 1) z->slots = 1; /* an empty pool still needs a valid pointer */
-  if ((double)z->max_ctx * B > 2e9) {
-    snprintf(err, errlen, "workload %s: token table of %d x %lld entries is too large", w->name, B,
-             (long long)z->max_ctx);
-    return -1;
-  }
-  if (!shape_only) {
-    const double es = (double)xattn_dtype_size(dtype), DD = w->head_dim + w->head_dim_v;
-    const double need = es * ((double)z->T * w->heads_q * DD + (double)z->T * w->heads_kv * DD +
-                              (double)z->slots * w->heads_kv * DD);
-    const double avail = available_memory_bytes();
-    if (avail > 0 && need > 0.5 * avail) {
-      snprintf(err, errlen, "workload %s (%s): needs %.1f GiB, more than half of the %.1f GiB available; skipped",
-               w->name, xattn_dtype_name(dtype), need / 1073741824.0, avail / 1073741824.0);
-      return -1;
-    }
-  }
-  return 0;
-}
-
-/* Every buffer of the problem (tensors only when !shape_only). 0 or -1. */
-static int alloc_problem(xb_problem *pb, const xb_workload *w, const problem_size *z, int shape_only) {
-  const int32_t B = w->batch, HQ = w->heads_q, HKV = w->heads_kv, D = w->head_dim, DV = w->head_dim_v;
-  const size_t es = xattn_dtype_size(pb->dtype);
-  pb->prefix_lens = malloc(sizeof(int32_t) * (size_t)B);
-  pb->extend_lens = malloc(sizeof(int32_t) * (size_t)B);
-  pb->extend_start = malloc(sizeof(int32_t) * (size_t)B);
-  pb->req_index = malloc(sizeof(int64_t) * (size_t)B);
-  pb->req_to_token = alloc_aligned(sizeof(int32_t) * (size_t)(B * z->max_ctx));
-  if (!shape_only) {
-    pb->q = alloc_aligned(es * (size_t)(z->T * HQ * D));
-    pb->k_ext = alloc_aligned(es * (size_t)(z->T * HKV * D));
-    pb->v_ext = alloc_aligned(es * (size_t)(z->T * HKV * DV));
-    pb->k_cache = alloc_aligned(es * (size_t)(z->slots * HKV * D));
-    pb->v_cache = alloc_aligned(es * (size_t)(z->slots * HKV * DV));
-    pb->o = alloc_aligned(es * (size_t)(z->T * HQ * DV));
-  }
-  if (w->encoder_lens) pb->encoder_lens = malloc(sizeof(int32_t) * (size_t)B);
-  if (w->has_sinks) pb->sinks = malloc(sizeof(float) * (size_t)HQ);
-  if (w->mode == XATTN_MODE_TREE) pb->tree_mask = calloc((size_t)(B * z->max_e * z->max_e) + 1, 1);
-  return !pb->prefix_lens || !pb->extend_lens || !pb->extend_start || !pb->req_index || !pb->req_to_token ||
-                 (!shape_only && (!pb->q || !pb->k_ext || !pb->v_ext || !pb->k_cache || !pb->v_cache || !pb->o)) ||
-                 (w->encoder_lens && !pb->encoder_lens) || (w->has_sinks && !pb->sinks) ||
-                 (w->mode == XATTN_MODE_TREE && !pb->tree_mask)
-             ? -1
-             : 0;
-}
-
-/* A draft tree per request: token k's parent is k-1 with probability
- * tree_density (a chain), else a uniformly drawn earlier token; a query sees
- * itself and its ancestors. */
-static void fill_tree_mask(xb_problem *pb, const xb_workload *w, uint64_t seed, int64_t max_e) {
-  int32_t *parent = malloc(sizeof(int32_t) * (size_t)(max_e + 1));
-  if (!parent) return; /* the mask stays calloc'd zeros: only self-loops missing */
-  for (int b = 0; b < w->batch; b++) {
-    uint64_t ts = seed ^ ((uint64_t)S_TREE << 32) ^ (uint64_t)b * 0x9E37ull;
-    const int32_t E = w->extend_lens[b];
-    for (int32_t k = 0; k < E; k++) {
-      double u = (double)(xc_splitmix64(&ts) >> 11) * (1.0 / 9007199254740992.0);
-      parent[k] = k == 0 ? -1 : (u < w->tree_density ? k - 1 : (int32_t)(xc_splitmix64(&ts) % (uint64_t)k));
-    }
-    for (int32_t i = 0; i < E; i++)
-      for (int32_t a = i; a >= 0; a = parent[a]) pb->tree_mask[((int64_t)b * max_e + i) * max_e + a] = 1;
-  }
-  free(parent);
-}
-
-/* The xattn_problem over pb's buffers: dense [T, H, D] tensors, an int32
- * table, scale 1/sqrt(D). */
-static void wire_problem(xb_problem *pb, const xb_workload *w, const problem_size *z) {
-  const int32_t HQ = w->heads_q, HKV = w->heads_kv, D = w->head_dim, DV = w->head_dim_v;
-  xattn_problem *p = &pb->p;
-  xattn_problem_init(p);
-  p->batch = w->batch;
-  p->prefix_lens = pb->prefix_lens;
-  p->extend_lens = pb->extend_lens;
-  p->extend_start = pb->extend_start;
-  p->encoder_lens = pb->encoder_lens;
-  p->total_tokens = z->T;
-  p->heads_q = HQ;
-  p->heads_kv = HKV;
-  p->head_dim = D;
-  p->head_dim_v = DV;
-  p->dtype = pb->dtype;
-  p->q = (xattn_tensor){pb->q, (int64_t)HQ * D, D};
-  p->k_ext = (xattn_tensor){pb->k_ext, (int64_t)HKV * D, D};
-  p->v_ext = (xattn_tensor){pb->v_ext, (int64_t)HKV * DV, DV};
-  p->k_cache = (xattn_tensor){pb->k_cache, (int64_t)HKV * D, D};
-  p->v_cache = (xattn_tensor){pb->v_cache, (int64_t)HKV * DV, DV};
-  p->cache_slots = z->slots;
-  p->o = (xattn_tensor){pb->o, (int64_t)HQ * DV, DV};
-  p->req_to_token = pb->req_to_token;
-  p->req_to_token_type = XATTN_I32;
-  p->max_reqs = w->batch;
-  p->max_ctx = z->max_ctx;
-  p->req_index = pb->req_index;
-  p->scale = (float)(1.0 / sqrt((double)D));
-  p->logit_cap = w->logit_cap;
-  p->sinks = pb->sinks;
-  p->mode = w->mode;
-  p->align = w->align;
-  p->window_left = w->window_left;
-  p->window_right = w->window_right;
-  p->tree_mask = pb->tree_mask;
-  p->tree_max_extend = (int32_t)z->max_e;
-}
-
 static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64_t seed, int threads,
                  int shape_only, char *err, size_t errlen) {
   memset(pb, 0, sizeof *pb);
@@ -246,9 +157,57 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
   pb->threads = threads;
   const int32_t B = w->batch, HQ = w->heads_q, HKV = w->heads_kv, D = w->head_dim, DV = w->head_dim_v;
   const size_t es = xattn_dtype_size(dtype);
-  problem_size z;
-  if (size_problem(w, dtype, shape_only, &z, err, errlen)) return -1;
-  if (alloc_problem(pb, w, &z, shape_only)) {
+  const int fp8 = w->kv_cache == XATTN_E4M3FN || w->kv_cache == XATTN_E5M2;
+  const size_t ces = fp8 ? 1 : es; /* cache element size */
+  const int64_t T = xb_workload_tokens(w);
+  int64_t slots = 0, max_ctx = 1, max_e = 0;
+  const int64_t run = w->slot_run > 0 ? w->slot_run : 1, page = paged(w) ? w->page_size : 1;
+  for (int b = 0; b < B; b++) {
+    const int64_t cached = cached_len(w, b);
+    if (paged(w)) slots += (cached + page - 1) / page; /* blocks */
+    else slots += w->slot_run > 0 ? (cached + run - 1) / run * run : cached; /* whole pages */
+    int64_t ctx = (int64_t)w->prefix_lens[b] + w->extend_lens[b];
+    if (cached > ctx) ctx = cached;
+    if (ctx > max_ctx) max_ctx = ctx;
+    if (w->extend_lens[b] > max_e) max_e = w->extend_lens[b];
+  }
+  if (slots < 1) slots = 1; /* an empty pool still needs a valid pointer */
+  if (paged(w)) max_ctx = (max_ctx + page - 1) / page; /* table entries are blocks */
+  const int64_t cache_tokens = slots * page;
+  if ((double)max_ctx * B > 2e9) {
+    snprintf(err, errlen, "workload %s: token table of %d x %lld entries is too large", w->name, B, (long long)max_ctx);
+    return -1;
+  }
+  if (!shape_only) {
+    const double need = (double)es * ((double)T * HQ * (D + DV) + (double)T * HKV * (D + DV)) +
+                        (double)ces * (double)cache_tokens * HKV * (D + DV);
+    const double avail = available_memory_bytes();
+    if (avail > 0 && need > 0.5 * avail) {
+      snprintf(err, errlen, "workload %s (%s): needs %.1f GiB, more than half of the %.1f GiB available; skipped",
+               w->name, xattn_dtype_name(dtype), need / 1073741824.0, avail / 1073741824.0);
+      return -1;
+    }
+  }
+
+  pb->prefix_lens = malloc(sizeof(int32_t) * (size_t)B);
+  pb->extend_lens = malloc(sizeof(int32_t) * (size_t)B);
+  pb->extend_start = malloc(sizeof(int32_t) * (size_t)B);
+  pb->req_index = malloc(sizeof(int64_t) * (size_t)B);
+  pb->req_to_token = alloc_aligned(sizeof(int32_t) * (size_t)(B * max_ctx));
+  if (!shape_only) {
+    pb->q = alloc_aligned(es * (size_t)(T * HQ * D));
+    pb->k_ext = alloc_aligned(es * (size_t)(T * HKV * D));
+    pb->v_ext = alloc_aligned(es * (size_t)(T * HKV * DV));
+    pb->k_cache = alloc_aligned(ces * (size_t)(cache_tokens * HKV * D));
+    pb->v_cache = alloc_aligned(ces * (size_t)(cache_tokens * HKV * DV));
+    pb->o = alloc_aligned(es * (size_t)(T * HQ * DV));
+  }
+  if (w->encoder_lens) pb->encoder_lens = malloc(sizeof(int32_t) * (size_t)B);
+  if (w->has_sinks) pb->sinks = malloc(sizeof(float) * (size_t)HQ);
+  if (w->mode == XATTN_MODE_TREE) pb->tree_mask = calloc((size_t)(B * max_e * max_e) + 1, 1);
+  if (!pb->prefix_lens || !pb->extend_lens || !pb->extend_start || !pb->req_index || !pb->req_to_token ||
+      (!shape_only && (!pb->q || !pb->k_ext || !pb->v_ext || !pb->k_cache || !pb->v_cache || !pb->o)) || (w->encoder_lens && !pb->encoder_lens) ||
+      (w->has_sinks && !pb->sinks) || (w->mode == XATTN_MODE_TREE && !pb->tree_mask)) {
     snprintf(err, errlen, "workload %s: out of memory building the problem", w->name);
     xb_problem_free(pb);
     return -1;
@@ -272,30 +231,95 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
     pb->req_index[b] = pb->req_index[j];
     pb->req_index[j] = t;
   }
-  if (assign_slots(pb, w, seed, z.slots, z.max_ctx) != 0) {
+  if (assign_slots(pb, w, seed, slots, max_ctx) != 0) {
     snprintf(err, errlen, "workload %s: out of memory building the problem", w->name);
     xb_problem_free(pb);
     return -1;
   }
 
   if (!shape_only) {
-    fill(pb->q, dtype, z.T * HQ * D, seed, S_Q, threads);
-    fill(pb->k_ext, dtype, z.T * HKV * D, seed, S_K_EXT, threads);
-    fill(pb->v_ext, dtype, z.T * HKV * DV, seed, S_V_EXT, threads);
-    fill(pb->k_cache, dtype, z.slots * HKV * D, seed, S_K_CACHE, threads);
-    fill(pb->v_cache, dtype, z.slots * HKV * DV, seed, S_V_CACHE, threads);
-    zero(pb->o, es * (size_t)(z.T * HQ * DV), threads);
+    fill(pb->q, dtype, T * HQ * D, seed, S_Q, threads);
+    fill(pb->k_ext, dtype, T * HKV * D, seed, S_K_EXT, threads);
+    fill(pb->v_ext, dtype, T * HKV * DV, seed, S_V_EXT, threads);
+    if (fp8) {
+      fill_fp8(pb->k_cache, cache_tokens * HKV * D, seed, S_K_CACHE, threads);
+      fill_fp8(pb->v_cache, cache_tokens * HKV * DV, seed, S_V_CACHE, threads);
+    } else {
+      fill(pb->k_cache, dtype, cache_tokens * HKV * D, seed, S_K_CACHE, threads);
+      fill(pb->v_cache, dtype, cache_tokens * HKV * DV, seed, S_V_CACHE, threads);
+    }
+    zero(pb->o, es * (size_t)(T * HQ * DV), threads);
   }
   if (pb->sinks)
     for (int h = 0; h < HQ; h++) pb->sinks[h] = unit_value(seed, S_SINKS, (uint64_t)h);
-  if (pb->tree_mask) fill_tree_mask(pb, w, seed, z.max_e);
+  if (pb->tree_mask) {
+    /* A draft tree per request: token k's parent is k-1 with probability
+     * tree_density (a chain), else a uniformly drawn earlier token; a query
+     * sees itself and its ancestors. */
+    int32_t *parent = malloc(sizeof(int32_t) * (size_t)(max_e + 1));
+    for (int b = 0; b < B; b++) {
+      uint64_t ts = seed ^ ((uint64_t)S_TREE << 32) ^ (uint64_t)b * 0x9E37ull;
+      const int32_t E = w->extend_lens[b];
+      for (int32_t k = 0; k < E; k++) {
+        double u = (double)(xc_splitmix64(&ts) >> 11) * (1.0 / 9007199254740992.0);
+        parent[k] = k == 0 ? -1 : (u < w->tree_density ? k - 1 : (int32_t)(xc_splitmix64(&ts) % (uint64_t)k));
+      }
+      for (int32_t i = 0; i < E; i++)
+        for (int32_t a = i; a >= 0; a = parent[a]) pb->tree_mask[((int64_t)b * max_e + i) * max_e + a] = 1;
+    }
+    free(parent);
+  }
 
+  xattn_problem *p = &pb->p;
+  xattn_problem_init(p);
+  p->batch = B;
+  p->prefix_lens = pb->prefix_lens;
+  p->extend_lens = pb->extend_lens;
+  p->extend_start = pb->extend_start;
+  p->encoder_lens = pb->encoder_lens;
+  p->total_tokens = T;
+  p->heads_q = HQ;
+  p->heads_kv = HKV;
+  p->head_dim = D;
+  p->head_dim_v = DV;
+  p->dtype = dtype;
   /* shape-only problems point every tensor at one small dummy: enough for
    * validation, resolution and counting, never for a call */
   static _Alignas(64) unsigned char dummy[64];
   if (shape_only) pb->q = pb->k_ext = pb->v_ext = pb->k_cache = pb->v_cache = pb->o = dummy;
-  wire_problem(pb, w, &z);
-  pb->visible_pairs = xattn_visible_pairs(&pb->p);
+  p->q = (xattn_tensor){pb->q, (int64_t)HQ * D, D};
+  p->k_ext = (xattn_tensor){pb->k_ext, (int64_t)HKV * D, D};
+  p->v_ext = (xattn_tensor){pb->v_ext, (int64_t)HKV * DV, DV};
+  if (w->cache_layout == XATTN_CACHE_HEAD_MAJOR) { /* [blocks, H_KV, page, D] */
+    p->k_cache = (xattn_tensor){pb->k_cache, D, (int64_t)page * D};
+    p->v_cache = (xattn_tensor){pb->v_cache, DV, (int64_t)page * DV};
+  } else { /* [blocks, page, H_KV, D]; page 1: [slots, H_KV, D] */
+    p->k_cache = (xattn_tensor){pb->k_cache, (int64_t)HKV * D, D};
+    p->v_cache = (xattn_tensor){pb->v_cache, (int64_t)HKV * DV, DV};
+  }
+  p->cache_slots = slots;
+  p->page_size = (int32_t)page;
+  p->cache_layout = w->cache_layout;
+  p->cache_dtype = fp8 ? w->kv_cache : XATTN_DTYPE_SAME;
+  p->o.data = pb->o;
+  p->o.token_stride = (int64_t)HQ * DV;
+  p->o.head_stride = DV;
+  p->req_to_token = pb->req_to_token;
+  p->req_to_token_type = XATTN_I32;
+  p->max_reqs = B;
+  p->max_ctx = max_ctx;
+  p->req_index = pb->req_index;
+  p->scale = (float)(1.0 / sqrt((double)D));
+  p->logit_cap = w->logit_cap;
+  p->sinks = pb->sinks;
+  p->mode = w->mode;
+  p->align = w->align;
+  p->window_left = w->window_left;
+  p->window_right = w->window_right;
+  p->tree_mask = pb->tree_mask;
+  p->tree_max_extend = (int32_t)max_e;
+
+  pb->visible_pairs = xattn_visible_pairs(p);
   if (shape_only) pb->q = pb->k_ext = pb->v_ext = pb->k_cache = pb->v_cache = pb->o = NULL; /* not owned */
   if (pb->visible_pairs < 0) {
     snprintf(err, errlen, "workload %s: xattn_visible_pairs refused the problem: %s", w->name, xattn_last_error());
@@ -303,9 +327,9 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
     return -1;
   }
   pb->flops = xb_flops(w, pb->visible_pairs);
-  pb->input_bytes = es * (size_t)(z.T * HQ * D + z.T * HKV * (D + DV) + z.slots * HKV * (D + DV)) +
-                    sizeof(int32_t) * (size_t)(B * z.max_ctx) + (pb->tree_mask ? (size_t)(B * z.max_e * z.max_e) : 0);
-  pb->output_bytes = es * (size_t)(z.T * HQ * DV);
+  pb->input_bytes = es * (size_t)(T * HQ * D + T * HKV * (D + DV)) + ces * (size_t)(cache_tokens * HKV * (D + DV)) +
+                    sizeof(int32_t) * (size_t)(B * max_ctx) + (pb->tree_mask ? (size_t)(B * max_e * max_e) : 0);
+  pb->output_bytes = es * (size_t)(T * HQ * DV);
   return 0;
 }
 
@@ -323,6 +347,7 @@ void xb_problem_clear_output(xb_problem *pb) { zero(pb->o, pb->output_bytes, pb-
 
 float xb_element_f32(const void *base, xattn_dtype t, int64_t i) {
   if (t == XATTN_F32) return ((const float *)base)[i];
+  if (t == XATTN_E4M3FN || t == XATTN_E5M2) return xattn_fp8_to_f32(((const uint8_t *)base)[i], t);
   if (t == XATTN_BF16) return xattn_bf16_to_f32(((const uint16_t *)base)[i]);
   return xattn_f16_to_f32(((const uint16_t *)base)[i]);
 }

@@ -50,6 +50,9 @@ typedef struct params {
   int has_sinks;
   double tree_density;
   int32_t slot_run;
+  int32_t page_size;
+  xattn_cache_layout cache_layout;
+  xattn_dtype kv_cache;
   int ndtypes;
   xattn_dtype dtypes[3];
   uint64_t seed;
@@ -123,6 +126,24 @@ static int apply_params(const ctx *c, const char *where, const cJSON *o, params 
     if (xb_slot_layout_parse(cJSON_IsString(v) ? v->valuestring : "", &p->slot_run) != 0)
       return fail(c, f, "expected \"shuffled\", \"contiguous\" or \"runsN\" (N in 1..%d)", XB_SLOT_RUN_MAX);
   }
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "page_size"))) {
+    snprintf(f, sizeof f, "%s.page_size", where);
+    if (get_int(c, f, v, 1, XB_SLOT_RUN_MAX, &x)) return -1;
+    p->page_size = (int32_t)x;
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "cache_layout"))) {
+    snprintf(f, sizeof f, "%s.cache_layout", where);
+    if (!cJSON_IsString(v) || xattn_cache_layout_parse(v->valuestring, &p->cache_layout) != 0)
+      return fail(c, f, "expected \"token_major\" or \"head_major\"");
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "kv_cache"))) {
+    snprintf(f, sizeof f, "%s.kv_cache", where);
+    xattn_dtype t = XATTN_DTYPE_SAME;
+    if (!cJSON_IsString(v) || (strcmp(v->valuestring, "same") &&
+                               (xattn_dtype_parse(v->valuestring, &t) || (t != XATTN_E4M3FN && t != XATTN_E5M2))))
+      return fail(c, f, "expected \"same\", \"e4m3fn\" or \"e5m2\"");
+    p->kv_cache = t;
+  }
   if ((v = cJSON_GetObjectItemCaseSensitive(o, "dtypes"))) {
     snprintf(f, sizeof f, "%s.dtypes", where);
     int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
@@ -144,7 +165,8 @@ static int apply_params(const ctx *c, const char *where, const cJSON *o, params 
 
 static int is_param_key(const char *k) {
   static const char *keys[] = {"heads_q", "heads_kv", "head_dim", "head_dim_v", "mode", "align", "window",
-                               "logit_cap", "sinks", "tree_density", "slots", "dtypes", "seed", NULL};
+                               "logit_cap", "sinks", "tree_density", "slots", "page_size", "cache_layout",
+                               "kv_cache", "dtypes", "seed", NULL};
   for (int i = 0; keys[i]; i++)
     if (strcmp(k, keys[i]) == 0) return 1;
   return 0;
@@ -311,6 +333,9 @@ static void params_defaults(params *p) {
   p->align = XATTN_ALIGN_BOTTOM_RIGHT;
   p->window_left = p->window_right = -1;
   p->tree_density = 0.5;
+  p->page_size = 1;
+  p->cache_layout = XATTN_CACHE_TOKEN_MAJOR;
+  p->kv_cache = XATTN_DTYPE_SAME;
   p->ndtypes = 1;
   p->dtypes[0] = XATTN_F32;
   p->seed = 42;
@@ -330,6 +355,9 @@ static int finish_workload(const ctx *c, const char *where, xb_workload *w, cons
   w->has_sinks = p->has_sinks;
   w->tree_density = p->tree_density;
   w->slot_run = p->slot_run;
+  w->page_size = p->page_size;
+  w->cache_layout = p->cache_layout;
+  w->kv_cache = p->kv_cache;
   w->ndtypes = p->ndtypes;
   memcpy(w->dtypes, p->dtypes, sizeof w->dtypes);
   w->seed = p->seed;

@@ -4,6 +4,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include "internal/cache.h"
 #include "internal/error.h"
 #include "internal/kernel.h"
 #include "internal/plan.h"
@@ -25,6 +26,11 @@ void xattn_problem_init(xattn_problem *p) {
 }
 
 size_t xattn_problem_size(void) { return sizeof(xattn_problem); }
+
+const void *xattn_cache_row(const xattn_problem *p, int32_t b, int64_t j, int32_t kvh, int v) {
+  const xattn_tensor *t = v ? &p->v_cache : &p->k_cache;
+  return (const char *)t->data + xattn_cache_offset(p, b, j, kvh, v) * (int64_t)xattn_dtype_size(xattn_cache_dtype(p));
+}
 size_t xattn_options_size(void) { return sizeof(xattn_options); }
 
 void xattn_options_init(xattn_options *o) {

@@ -3,7 +3,7 @@
 extend is shorter than the sequence, with and without a cache, judged against
 xattn's fp64 reference (`xattn run CASE --reference-f64`) for bottom-right and
 top-left; and the cross-check: given the right mask, both peers agree with the
-reference within SPEC section 3 tolerances, batch with mixed prefixes, GQA,
+reference within docs/contract.md §3 tolerances, batch with mixed prefixes, GQA,
 causal / windowed / bidirectional, f32 and bf16 (torch; ORT has no CPU bf16).
 
   check_peers_alignment.py --xattn PATH/TO/xattn [--keep DIR]   (PYTHONPATH=python)
@@ -22,7 +22,7 @@ from xattn.peers import peers_env  # standard library only: imports before the v
 EXPECTED = {
     ("torch", "is_causal"): "top_left",      # is_causal=True, q_len < kv_len
     ("torch", "lower_right"): "bottom_right",  # attn_mask=causal_lower_right(E, S)
-    ("torch", "explicit"): "bottom_right",   # boolean mask of SPEC section 2
+    ("torch", "explicit"): "bottom_right",   # boolean mask of docs/contract.md §2
     ("ort", "no_past"): "top_left",          # is_causal=1, full K/V, no cache
     ("ort", "past"): "bottom_right",         # is_causal=1, prefix as past_key/past_value
     ("ort", "explicit"): "bottom_right",     # boolean attn_mask, is_causal=0

@@ -2,7 +2,7 @@
 """ctest `peers.smoke`: run_peers.py end to end on a two-workload suite (read
 by bench's parser through xattn-peers-plan) and on an ad-hoc batch: the result
 files are Google-Benchmark JSON with a row and aggregates per (workload,
-dtype, impl, threads), named by the COMMON.md scheme, published under
+dtype, impl, threads), named by the docs/formats.md §3 scheme, published under
 results/<machine>/<commit>/, with counters that match the workload; peers and
 plan count the same visible pairs (run_peers refuses otherwise); ORT's bf16 is
 reported as skipped, not faked. Exit 77 without the venv."""

@@ -5,7 +5,7 @@ seeded noise model, for the compare/history/plot tests.
 Each benchmark has a true time t0 (from its FLOP count and a made-up rate that
 depends on the variant, the thread count, the implementation and the mode);
 repetition i measures t0 * slowdown * exp(N(0, noise)). Counters are derived
-from the measured time exactly as xattn-bench defines them (COMMON.md).
+from the measured time exactly as xattn-bench defines them (docs/formats.md §3).
 
 Run as a script to regenerate the fixtures in python/tests/testdata/.
 """
@@ -19,7 +19,7 @@ MACHINE = "synthetic-xeon-2c-00c0ffee"
 PEAK_FP32_1T = 150.0  # GFLOP/s per thread, made up
 
 # (suite, workload, extend tokens, visible pairs, distinct KV tokens):
-# H_Q = 32, H_KV = 8, D = DV = 128; FLOPs = 2*32*(128+128)*pairs (SPEC §5)
+# H_Q = 32, H_KV = 8, D = DV = 128; FLOPs = 2*32*(128+128)*pairs (docs/contract.md §5)
 WORKLOADS = [
     ("causal-prefill", "E512", 512, 512 * 513 // 2, 512),
     ("causal-prefill", "E2048", 2048, 2048 * 2049 // 2, 2048),
@@ -94,6 +94,23 @@ def make_results(seed, reps=10, noise=0.01, slowdown=1.0, rows=None, commit="aaa
             if with_bytes:
                 out[-1]["input_bytes"] = nbytes  # as xattn-bench names it
     return {"context": ctx, "benchmarks": out}
+
+
+def many_rows(n):
+    """n distinct benchmarks in the shape of default_rows() (for the scale tests):
+    the WORKLOADS repeated under new workload names, over variants and dtypes."""
+    rows = []
+    variants = sorted(VARIANT_RATE)
+    i = 0
+    while len(rows) < n:
+        suite, wl, tokens, pairs, kv = WORKLOADS[i % len(WORKLOADS)]
+        var, dt = variants[(i // len(WORKLOADS)) % len(variants)], ("f32", "bf16")[i % 2]
+        rate = PEAK_FP32_1T * 0.75 * MODE_RATE[suite] * VARIANT_RATE[var] * (1.6 if dt == "bf16" else 1.0)
+        fl = flops_of(pairs)
+        nbytes = (4 if dt == "f32" else 2) * 256 * (tokens * 32 + kv * 8)
+        rows.append((name_of(suite, "%s-%d" % (wl, i), "xattn", var, 2, dt), fl, tokens, fl / (rate * 1e9), nbytes))
+        i += 1
+    return rows
 
 
 def peak_rows(threads=(1, 2)):

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """ctest `python.peers_units`: the parts of the peers that need no venv (Debian's
-python3 with numpy): visible-pair counts and masks (SPEC sections 2 and 5) on
+python3 with numpy): visible-pair counts and masks (docs/contract.md §2 and §5) on
 hand-counted cases and against a brute-force count, Google-Benchmark rows and
 aggregates, never-overwriting publication, placement."""
 import itertools
@@ -23,7 +23,7 @@ def W(reqs, mode="causal", align="bottom_right", window=(-1, -1), tree=None):
 
 
 def brute(w):
-    """SPEC section 2 one pair at a time."""
+    """docs/contract.md §2 one pair at a time."""
     n = 0
     for b, (p, e, enc) in enumerate(w["requests"]):
         keys = enc if w["mode"] == "cross" else p + e

@@ -1,7 +1,7 @@
 """Loading, validating and storing xattn results files.
 
 A results file is Google Benchmark JSON ({"context": {...}, "benchmarks": [...]})
-with the xattn context keys and row names of COMMON.md. Files live at
+with the xattn context keys and row names of docs/formats.md §3. Files live at
 results/<machine>/<commit>/<UTC yyyymmddTHHMMSSZ>_<label>.json and are never
 overwritten. Every problem is reported as a ResultsError whose message is one
 line naming the file and the reason, so that callers can print it and exit 2.
@@ -13,7 +13,7 @@ import os
 import re
 import tempfile
 
-# Order of the key:value segments of a benchmark name (COMMON.md).
+# Order of the key:value segments of a benchmark name (docs/formats.md §3).
 NAME_KEYS = ("suite", "wl", "dtype", "impl", "variant", "layout", "isa", "threads", "place")
 
 # Counters that are rates (higher is better) and worth comparing between runs.
@@ -89,6 +89,23 @@ class ResultFile:
         m = re.match(r"^(\d{8}T\d{6}Z)_(.*)\.json$", base)
         self.timestamp = m.group(1) if m else None
         self.label = m.group(2) if m else os.path.splitext(base)[0]
+        self._index()
+
+    def _index(self):
+        """One pass over the rows: the iteration rows of each name and the median
+        aggregates of each run_name, so that names() and samples() never rescan
+        the file (once per name, they took minutes on 100k rows)."""
+        self._order = {}        # benchmark names in file order (a dict keeps insertion order)
+        self._iterations = {}   # name -> its iteration rows
+        self._medians = {}      # run_name -> its median aggregate rows
+        for r in self.rows:
+            if is_iteration(r):
+                self._iterations.setdefault(r["name"], []).append(r)
+                self._order.setdefault(r["name"])
+            else:
+                self._order.setdefault(r.get("run_name", r["name"]))
+            if r.get("aggregate_name") == "median":
+                self._medians.setdefault(r.get("run_name", r["name"]), []).append(r)
 
     @property
     def machine(self):
@@ -102,24 +119,13 @@ class ResultFile:
         """Benchmark names in file order, each once. Aggregate rows (name_mean,
         name_median, ...) are not benchmarks of their own: they stand for their
         run_name, which only counts when the file has no iterations of it."""
-        seen, have = [], set()
-        for r in self.rows:
-            name = r["name"] if is_iteration(r) else r.get("run_name", r["name"])
-            if name not in have:
-                have.add(name)
-                seen.append(name)
-        return [n for n in seen if self.samples(n)]
+        return [n for n in self._order if self.samples(n)]
 
     def samples(self, name):
         """Iteration rows of one benchmark; the aggregates when no iterations exist
         (a run with --benchmark_report_aggregates_only keeps only those: its
         median is the best single value left)."""
-        rows = [r for r in self.rows if r["name"] == name and is_iteration(r)]
-        if rows:
-            return rows
-        med = [r for r in self.rows if r.get("run_name", r["name"]) == name
-               and r.get("aggregate_name") == "median"]
-        return med
+        return list(self._iterations.get(name) or self._medians.get(name, []))
 
 
 def machine_of(context):
@@ -137,10 +143,40 @@ def commit_of(context):
     return commit
 
 
+def _is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+# Context keys the tools compute with, and what each must be (Google Benchmark
+# and xattn-bench write them so); any other type is refused by name, never
+# crashes a tool later. Keys not listed are only displayed, as text.
+CONTEXT_TYPES = {
+    "num_cpus": ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "load_avg": ("a list of numbers", lambda v: isinstance(v, list) and all(_is_number(x) for x in v)),
+    "xattn_machine": ("a string", lambda v: isinstance(v, str)),
+    "xattn_commit": ("a string", lambda v: isinstance(v, str)),
+    "xattn_dirty": ("a boolean, 0/1 or a string", lambda v: isinstance(v, (bool, str)) or v in (0, 1)),
+    "xattn_config_provenance": ("a string", lambda v: isinstance(v, str)),
+}
+
+
+def validate_context(path, context):
+    """Raise ResultsError (one line) unless context is an object whose keys of
+    CONTEXT_TYPES have their types."""
+    if not isinstance(context, dict):
+        raise ResultsError("%s: not benchmark JSON ('context' is not an object)" % path)
+    for key, (what, ok) in CONTEXT_TYPES.items():
+        if key in context and not ok(context[key]):
+            raise ResultsError("%s: context.%s is %s, expected %s"
+                               % (path, key, json.dumps(context[key])[:60], what))
+
+
 def _load_json(path):
     try:
         with open(path, "r", encoding="utf-8") as f:
             return json.load(f)
+    except RecursionError:
+        raise ResultsError("%s: JSON nested too deeply to read" % path)
     except FileNotFoundError:
         raise ResultsError("%s: no such file" % path)
     except IsADirectoryError:
@@ -162,8 +198,8 @@ def validate_benchmark_json(path, data):
         raise ResultsError("%s: is an xattn compare output, not a benchmark results file" % path)
     if "benchmarks" not in data or not isinstance(data["benchmarks"], list):
         raise ResultsError("%s: not benchmark JSON (no 'benchmarks' list)" % path)
-    if "context" in data and not isinstance(data["context"], dict):
-        raise ResultsError("%s: not benchmark JSON ('context' is not an object)" % path)
+    if "context" in data:
+        validate_context(path, data["context"])
     for i, row in enumerate(data["benchmarks"]):
         if not isinstance(row, dict):
             raise ResultsError("%s: benchmarks[%d] is not an object" % (path, i))
@@ -235,6 +271,17 @@ def classify_file(path):
     except ResultsError:
         return None
     return "results"
+
+
+def why_not_results(path):
+    """Why load_results refuses path, in one line without the path (for the
+    tools that skip such files and say why)."""
+    try:
+        load_results(path)
+    except ResultsError as e:
+        msg = str(e)
+        return msg[len(path) + 2:] if msg.startswith(path + ": ") else msg
+    return "not a benchmark results file"
 
 
 def iter_json_files(paths):

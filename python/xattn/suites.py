@@ -1,7 +1,7 @@
 """Workloads as the peers see them: a plan (JSON written by xattn-peers-plan from
 a bench suite through bench's own parser, so suites are parsed in one place)
 or one workload given on the command line; per request, which keys each query
-sees (SPEC section 2) and the data the peers compute on.
+sees (docs/contract.md §2) and the data the peers compute on.
 
 A plan:
   {"context": {xattn_* keys of this machine and build},
@@ -121,7 +121,7 @@ def visible_mask(w, b):
 
 
 def visible_pairs(w):
-    """V of SPEC section 5 for the whole batch."""
+    """V of docs/contract.md §5 for the whole batch."""
     total = 0
     for b, req in enumerate(w["requests"]):
         if w["mode"] == "tree":

@@ -111,6 +111,9 @@ for m in fleet-a fleet-b; do
   check "$m: bench results with the default header" test -s "$(ls "$d"/*_smoke-default-header.json 2>/dev/null | head -1)"
   check "$m: bench results with the tuned header" test -s "$(ls "$d"/*_smoke-tuned-header.json 2>/dev/null | head -1)"
 done
+check "fleet-b's bench results record its CPU class" \
+  grep -q "\"xattn_cpu_class\": \"$(XATTN_CPU_CLASS=$B_CLASS "$TMP/build/fleet-b/tune/bin/xattn-tune" identity | sed -n 's/^cpu class: *//p')\"" \
+  $(ls "$TMP/results/fleet-b"/*/*_smoke-tuned-header.json | head -1)
 check "status shows both done" [ "$(grep -c ' done ' "$TMP/status.txt")" -ge 2 ]
 
 MERGED="$FLEET/xattn_config_fleet.h"

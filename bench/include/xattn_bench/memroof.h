@@ -38,11 +38,13 @@ int xb_bytes_must_read(const xattn_problem *p, xb_must_read *out);
 /* The visible K/V rows of a problem in token-major order (one entry per
  * visible (request, key position): its K and V row addresses of KV head 0). */
 typedef struct xb_gather_plan {
-  const char **k_rows, **v_rows;
-  int64_t n;
+  const char **k_rows, **v_rows;     /* head 0 of each visible key */
+  uint8_t *from_ext;                 /* [n]: 1 = an extend row, 0 = a cache row */
+  int64_t n, n_ext;
   int heads;                         /* H_KV */
-  size_t k_row_bytes, v_row_bytes;   /* one head's row */
-  size_t k_head_step, v_head_step;   /* bytes between heads of one token */
+  /* [0]: cache rows (their dtype may be fp8, their heads a page apart), [1]: extend rows */
+  size_t k_row_bytes[2], v_row_bytes[2]; /* one head's row */
+  size_t k_head_step[2], v_head_step[2]; /* bytes between heads of one token */
 } xb_gather_plan;
 
 int xb_gather_plan_build(const xattn_problem *p, xb_gather_plan *plan);

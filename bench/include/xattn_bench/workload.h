@@ -34,6 +34,9 @@ typedef struct xb_workload {
                             drawn at random), XB_SLOTS_CONTIGUOUS (each request's prefix in
                             consecutive slots), or N > 0: runs of N consecutive slots (pages of a
                             paged allocator) in random order */
+  int32_t page_size;     /* > 1: a paged block table of page_size tokens per block ("page_size") */
+  xattn_cache_layout cache_layout; /* paged cache layout ("cache_layout") */
+  xattn_dtype kv_cache;  /* XATTN_DTYPE_SAME, or XATTN_E4M3FN / XATTN_E5M2 ("kv_cache": fp8 caches) */
   int ndtypes;
   xattn_dtype dtypes[3]; /* dtypes to run (suite or workload "dtypes") */
   uint64_t seed;         /* data seed (suite "seed" unless overridden) */

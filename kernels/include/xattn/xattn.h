@@ -223,6 +223,13 @@ XATTN_API xattn_status xattn_plan_run(const xattn_plan *plan, const xattn_proble
 
 XATTN_API void xattn_plan_destroy(xattn_plan *plan); /* NULL is fine */
 
+/* Address of head kvh of cache key j of request b (v = 0: k_cache, v = 1: v_cache):
+ * the slot table or paged block table (page_size, cache_layout, req_start_col)
+ * resolved exactly as the kernels do. For tools that read the cache (bench
+ * memory roofs); p must have passed xattn_validate and key j must be a cache
+ * key (j < prefix_lens[b], or any j < encoder_lens[b] in cross mode). */
+const void *xattn_cache_row(const xattn_problem *p, int32_t b, int64_t j, int32_t kvh, int v);
+
 /* fp64 reference, docs/contract.md's definition. Writes out[t][h][dv] as doubles into a
  * dense [T, H_Q, DV] array (p->o is ignored). Slow: O(T * S * (D + DV)). */
 XATTN_API xattn_status xattn_reference(const xattn_problem *p, double *out);

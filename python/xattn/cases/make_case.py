@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes a random xattn case folder in the SPEC section 4 format.
+"""Writes a random xattn case folder in the format of docs/formats.md §1.
 
     make_case.py OUT_DIR [--dtype f32|bf16|f16] [--mode causal|bidirectional|cross|tree]
                  [--align bottom_right|top_left] [--heads-q 4] [--heads-kv 2]
@@ -212,7 +212,12 @@ def load_case(d):
     with token = block * page_size + i, and req_to_token expanded to one slot per
     token column; key j of request b is column req_start_col[b] + j of its row."""
     with open(os.path.join(d, "case.json")) as f:
-        case = json.load(f)
+        try:
+            case = json.load(f)
+        except RecursionError:
+            raise ValueError("case.json: JSON nested too deeply to read")
+    if not isinstance(case, dict):
+        raise ValueError("case.json: not a JSON object")
     dt = case["dtype"]
     page = case.get("page_size", 1)
     head_major = case.get("cache_layout", "token_major") == "head_major"

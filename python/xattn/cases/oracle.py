@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""An independent numpy re-implementation of SPEC sections 1-2 for a case folder.
+"""An independent numpy re-implementation of docs/contract.md §1-2 for a case folder.
 
     case_oracle.py CASE_DIR [-o OUT.npy]           write the float64 answer
     case_oracle.py CASE_DIR --check O.npy [--tight] compare an output with it
 
 --check exits 1 (one line on stderr) when any element of O.npy misses
-|o - ref| <= atol + rtol*|ref| with the SPEC section 3 tolerances of the case dtype,
+|o - ref| <= atol + rtol*|ref| with the docs/contract.md §3 tolerances of the case dtype,
 or, with --tight, 1e-9 (for checking another fp64 reference, e.g. `xattn run
 --reference-f64`). It shares no code with the C library, so it checks the
 library's xattn_reference() as well as the kernels. Installed as `xattn-oracle`.
@@ -18,6 +18,31 @@ import numpy as np
 from .make_case import TOLERANCES, load_case, to_f64
 
 PROG = "xattn oracle"
+
+
+def check_indices(case, a):
+    """Raises ValueError (one line naming the entry) for a request row or a KV
+    slot outside its table. numpy would wrap a negative index to the last entry
+    and answer for a slot the case never named; the C loader refuses these too."""
+    P = case["prefix_lens"]
+    cached = case["encoder_lens"] if case.get("mode") == "cross" else P
+    table, index = a["req_to_token"], a["req_index"]
+    pool = min(a["k_cache"].shape[0], a["v_cache"].shape[0])
+    if index.ndim != 1 or index.shape[0] < len(P):
+        raise ValueError(f"req_index: shape {list(index.shape)}, expected at least {len(P)} entries")
+    if table.ndim != 2:
+        raise ValueError(f"req_to_token: shape {list(table.shape)}, expected 2 dimensions")
+    for b in range(len(P)):
+        r = int(index[b])
+        if not 0 <= r < table.shape[0]:
+            raise ValueError(f"req_index[{b}] = {r}: outside the {table.shape[0]} rows of req_to_token")
+        if cached[b] > table.shape[1]:
+            raise ValueError(f"request {b}: {cached[b]} cached tokens, req_to_token has {table.shape[1]} columns")
+        slots = table[r, :cached[b]]
+        bad = np.flatnonzero((slots < 0) | (slots >= pool))
+        if bad.size:
+            j = int(bad[0])
+            raise ValueError(f"req_to_token[{r}][{j}] = {int(slots[j])}: outside the {pool} slots of the KV cache")
 
 
 def oracle(case, a):
@@ -89,15 +114,20 @@ def main(argv):
     args = ap.parse_args(argv)
     try:
         case, arrays = load_case(args.case)
-    except (OSError, ValueError, KeyError) as e:  # one line, like the xattn command
-        print(f"xattn-oracle: {args.case}: cannot read the case: {e}", file=sys.stderr)
+        check_indices(case, arrays)
+    except (OSError, ValueError, KeyError, TypeError, EOFError) as e:  # one line, like the xattn command
+        print(f"xattn oracle: {args.case}: cannot read the case: {e}", file=sys.stderr)
         return 1
     ref = oracle(case, arrays)
     if args.out:
         np.save(args.out, ref)
     if not args.check:
         return 0
-    got = np.load(args.check)
+    try:
+        got = np.load(args.check)
+    except (OSError, ValueError, EOFError) as e:  # truncated, not .npy, missing
+        print(f"xattn oracle: {args.check}: cannot read the answer: {e}", file=sys.stderr)
+        return 1
     if got.shape != ref.shape:
         print(f"{args.check}: shape {list(got.shape)}, oracle {list(ref.shape)}", file=sys.stderr)
         return 1

@@ -29,7 +29,7 @@ def versions():
 def mask_for(w, b, how):
     """SDPA keyword arguments for request b. how: 'auto' (what a user picks),
     'is_causal' (is_causal=True whatever the prefix), 'lower_right'
-    (causal_lower_right bias), 'explicit' (boolean mask of SPEC section 2)."""
+    (causal_lower_right bias), 'explicit' (boolean mask of docs/contract.md §2)."""
     p, e, _ = w["requests"][b]
     s = wl.key_count(w, w["requests"][b])
     if how == "is_causal":

@@ -1,4 +1,4 @@
-"""Google-Benchmark-format results for peer rows (COMMON.md conventions), so
+"""Google-Benchmark-format results for peer rows (docs/formats.md §3), so
 compare.py, the comparison tool and the plots read peers like any other row.
 Standard library only."""
 import datetime

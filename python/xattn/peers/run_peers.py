@@ -2,7 +2,7 @@
 """Times the peers a user would pick instead of xattn, PyTorch's CPU
 scaled_dot_product_attention (impl:torch) and ONNX Runtime's Attention
 operator (impl:ort), on xattn's workload suites at the same thread counts, and
-writes Google-Benchmark-format JSON like xattn-bench (COMMON.md conventions).
+writes Google-Benchmark-format JSON like xattn-bench (docs/formats.md §3).
 
   run_peers.py --suite NAME|PATH [options]       workloads of a bench suite
   run_peers.py --plan PLAN.json [options]        a plan written by xattn-peers-plan

@@ -232,8 +232,10 @@ def main(argv=None):
     paths = a.results or [default_results_dir()]
     skipped = []
     runs = history.load_runs(paths, on_skip=lambda p, why: skipped.append((p, why)))
+    if not runs:  # one line, with the first reason
+        first = "; skipped %s: %s%s" % (skipped[0] + (" (and %d more)" % (len(skipped) - 1) if len(skipped) > 1 else "",)) \
+            if skipped else ""
+        return _refuse("no results files under %s%s" % (", ".join(paths), first))
     for p, why in skipped:
         print("xattn history: skipping %s: %s" % (p, why), file=sys.stderr)
-    if not runs:
-        return _refuse("no results files under %s" % ", ".join(paths))
     return {"list": cmd_list, "trend": cmd_trend, "steps": cmd_steps}[a.cmd](a, runs)

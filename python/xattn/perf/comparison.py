@@ -85,12 +85,12 @@ def compare(base, head, alpha=0.05, threshold_pct=5.0, allow_mixed_machines=Fals
     threshold = threshold_pct / 100.0
     rows = []
     n_min = None
+    tests = []  # (a, b, where its p-value goes): all U tests run at once below
     for base_name, name in pairs:
         a, b = base.samples(base_name), head.samples(name)
         ta, tb = [row_seconds(r) for r in a], [row_seconds(r) for r in b]
         n_min = min(n_min or len(ta), len(ta), len(tb))
         ma, mb = stats.median(ta), stats.median(tb)
-        p = stats.utest_pvalue(ta, tb)
         change = stats.relative_change(ma, mb)
         counters = {}
         ca = [row_counters(r) for r in a]
@@ -101,20 +101,27 @@ def compare(base, head, alpha=0.05, threshold_pct=5.0, allow_mixed_machines=Fals
             if not va or not vb:
                 continue
             cma, cmb = stats.median(va), stats.median(vb)
-            counters[c] = {"base": cma, "head": cmb, "change": stats.relative_change(cma, cmb),
-                           "pvalue": stats.utest_pvalue(va, vb)}
+            counters[c] = {"base": cma, "head": cmb, "change": stats.relative_change(cma, cmb)}
+            tests.append((va, vb, counters[c]))
+        tests.append((ta, tb, len(rows)))
         rows.append({
             "name": name, "base_name": base_name, "resolved_change": resolved_change(base_name, name),
             "fields": parse_name(name),
             "n_base": len(ta), "n_head": len(tb),
             "base_time_s": ma, "head_time_s": mb, "time_change": change,
-            "pvalue": p, "significant": p is not None and p < alpha,
-            "verdict": _verdict(p, change, alpha, threshold),
             "counters": counters,
         })
+    for (_, _, where), p in zip(tests, stats.utest_pvalues([(a, b) for a, b, _ in tests])):
+        if isinstance(where, dict):
+            where["pvalue"] = p
+        else:
+            r = rows[where]
+            r.update({"pvalue": p, "significant": p is not None and p < alpha,
+                      "verdict": _verdict(p, r["time_change"], alpha, threshold)})
     ratios = [r["head_time_s"] / r["base_time_s"] for r in rows if r["base_time_s"] > 0]
     gf = [r["counters"]["gflops"]["head"] / r["counters"]["gflops"]["base"]
           for r in rows if "gflops" in r["counters"] and r["counters"]["gflops"]["base"] > 0]
+    paired_base, paired_head = {b for b, _ in pairs}, {h for _, h in pairs}
     summary = {v: sum(1 for r in rows if r["verdict"] == v)
                for v in ("regression", "improvement", "unchanged", "untested")}
     return {
@@ -124,8 +131,8 @@ def compare(base, head, alpha=0.05, threshold_pct=5.0, allow_mixed_machines=Fals
         "base": _side_info(base, n_min), "head": _side_info(head, n_min),
         "machine": head.machine if base.machine == head.machine else "mixed",
         "rows": rows,
-        "only_base": [n for n in base.names() if n not in {b for b, _ in pairs}],
-        "only_head": [n for n in head.names() if n not in {h for _, h in pairs}],
+        "only_base": [n for n in base.names() if n not in paired_base],
+        "only_head": [n for n in head.names() if n not in paired_head],
         "geomean": {"time_ratio": stats.geomean(ratios), "gflops_ratio": stats.geomean(gf),
                     "n": len(ratios)},
         "summary": summary,

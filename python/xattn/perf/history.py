@@ -10,7 +10,8 @@ import re
 import subprocess
 
 from . import stats
-from ..results import ResultsError, classify_file, iter_json_files, load_results, row_counters, row_seconds
+from ..results import (ResultsError, classify_file, iter_json_files, load_results, row_counters, row_seconds,
+                       why_not_results)
 
 
 class Run:
@@ -33,7 +34,7 @@ def load_runs(paths, on_skip=None):
         kind = classify_file(path)
         if kind != "results":
             if on_skip and kind is None:
-                on_skip(path, "not a benchmark results file")
+                on_skip(path, why_not_results(path))
             continue
         try:
             runs.append(Run(load_results(path)))

@@ -20,7 +20,8 @@ class RunError(Exception):
     """A benchmark invocation that failed; str() is one line."""
 
 
-# A benchmark's own command runs OpenBLAS with its own defaults (COMMON.md).
+# A benchmark's own command runs OpenBLAS with its own defaults (bench/README.md):
+# the test environment's overrides would make the BLAS baseline unfair.
 _UNSET_FOR_BENCH = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 

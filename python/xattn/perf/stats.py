@@ -1,71 +1,59 @@
 """Statistics for comparing two sets of repetitions.
 
-Uses Google Benchmark's own tools (Debian package libbenchmark-tools,
-/usr/share/benchmark/gbench) when importable, so that a p-value printed here is
-the one compare.py would print; falls back to scipy's Mann-Whitney U test, which
-is what gbench itself calls.
+The U test is scipy's two-sided Mann-Whitney U, called exactly as Google
+Benchmark's compare.py (gbench.report.calc_utest) calls it, so a p-value printed
+here is the one compare.py would print; many pairs are tested in one vectorised
+call per group (utest_pvalues), which gives the same numbers.
 """
 import math
-import os
-import sys
-
-_GBENCH_DIRS = [os.environ.get("XATTN_GBENCH_DIR", ""), "/usr/share/benchmark"]
-
-
-def _import_gbench_report():
-    for d in _GBENCH_DIRS:
-        if d and os.path.isfile(os.path.join(d, "gbench", "report.py")):
-            if d not in sys.path:
-                sys.path.append(d)
-            try:
-                from gbench import report  # noqa: E402
-                return report
-            except Exception:  # a broken or incompatible gbench: use scipy
-                return None
-    return None
-
-
-_UNSET = object()
-_report_module = _UNSET
-
-
-def _gbench():
-    """gbench.report, imported on first use (it pulls in scipy, which takes a
-    noticeable fraction of a second: commands that refuse their input early
-    should not pay for it)."""
-    global _report_module
-    if _report_module is _UNSET:
-        _report_module = _import_gbench_report()
-    return _report_module
-
-
-def utest_source():
-    return "gbench.report.calc_utest" if _gbench() else "scipy.stats.mannwhitneyu"
-
 
 # Fewer samples than this a side and the two-sided U test cannot reach p < 0.05
 # at all (3 vs 3: smallest p is 0.1), so the tools warn about it.
 MIN_SAMPLES_FOR_SIGNIFICANCE = 4
 
 
-def utest_pvalue(a, b):
-    """Two-sided Mann-Whitney U p-value of samples a vs b; None when either side
-    has fewer than 2 samples (no test possible)."""
-    a = [float(x) for x in a]
-    b = [float(x) for x in b]
-    if len(a) < 2 or len(b) < 2:
-        return None
-    _report = _gbench()
-    if _report is not None:
-        # calc_utest(cpu, real) tests both; we feed the same samples twice and use one.
-        _, _, pvalue = _report.calc_utest([a, b], [a, b])
-        if pvalue is not None:
-            return float(pvalue)
-        return None
-    if len(set(a) | set(b)) == 1:
-        return 1.0  # all identical: no evidence of a difference
+def utest_source():
+    return "scipy.stats.mannwhitneyu (two-sided, as gbench.report.calc_utest)"
+
+
+def utest_pvalues(pairs):
+    """[two-sided Mann-Whitney U p-value of a vs b for (a, b) in pairs]; None
+    where either side has fewer than 2 samples (no test possible).
+
+    scipy's method 'auto' picks the exact or the asymptotic test from the two
+    sizes and whether the samples hold ties; pairs that agree on those three
+    are tested in one vectorised call (axis=1), which yields the p-values of one
+    call per pair at a small fraction of the cost (a per-pair call costs
+    milliseconds: minutes for the 20k benchmarks of a 100k-row file)."""
+    out = [None] * len(pairs)
+    groups = {}
+    for i, (a, b) in enumerate(pairs):
+        a = [float(x) for x in a]
+        b = [float(x) for x in b]
+        if len(a) < 2 or len(b) < 2:
+            continue
+        if all(math.isfinite(v) for v in a + b):
+            key = (len(a), len(b), len(set(a + b)) < len(a) + len(b))
+        else:
+            key = ("non-finite", i)  # alone: it must not change the method of the others
+        groups.setdefault(key, []).append((i, a, b))
+    if not groups:
+        return out
+    import numpy as np
     from scipy.stats import mannwhitneyu
-    return float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
+    for members in groups.values():
+        xs = np.array([a for _, a, _ in members])
+        ys = np.array([b for _, _, b in members])
+        with np.errstate(all="ignore"):
+            ps = mannwhitneyu(xs, ys, alternative="two-sided", axis=1).pvalue
+        for (i, _, _), p in zip(members, np.atleast_1d(ps)):
+            out[i] = float(p)
+    return out
+
+
+def utest_pvalue(a, b):
+    """utest_pvalues for one pair."""
+    return utest_pvalues([(a, b)])[0]
 
 
 def relative_change(old, new):

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 from ..results import default_results_dir, utc_stamp
 
@@ -93,6 +94,18 @@ def _subset(files, keep):
     return out
 
 
+def _unwritable(out):
+    """Why the output folder cannot be made or written (one line), or None.
+    Checked before any figure is drawn, so a bad -o costs nothing."""
+    try:
+        os.makedirs(out, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".xattn-plot-probe-"):
+            pass
+    except OSError as e:
+        return "cannot write there (%s)" % (e.strerror or e)
+    return None
+
+
 def main(argv=None):
     a = parse_args(sys.argv[1:] if argv is None else argv)
     if not gnuplot.available():
@@ -105,7 +118,9 @@ def main(argv=None):
             return 2
     ds = dataset.Dataset().add_paths(inputs)
     if not ds.points and not ds.compares and not ds.tune_reports:
-        print("xattn plot: no results files or compare outputs in %s" % ", ".join(inputs), file=sys.stderr)
+        first = "; %s%s" % (ds.notes[0], " (and %d more)" % (len(ds.notes) - 1) if len(ds.notes) > 1 else "") \
+            if ds.notes else ""
+        print("xattn plot: no results files or compare outputs in %s%s" % (", ".join(inputs), first), file=sys.stderr)
         return 2
     meta = []
     machine = _pick_machine(ds, a.machine, meta)
@@ -131,7 +146,10 @@ def main(argv=None):
                     % (max(loads), cpus))
     top = _repo_top()
     out = a.out or os.path.join(top or os.getcwd(), "plots", "out", utc_stamp())
-    os.makedirs(out, exist_ok=True)
+    problem = _unwritable(out)
+    if problem:
+        print("xattn plot: -o %s: %s" % (out, problem), file=sys.stderr)
+        return 2
 
     mem_bw, bw_src = a.mem_bw, "--mem-bw"
     if a.measure_bw and not mem_bw:

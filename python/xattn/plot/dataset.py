@@ -9,7 +9,7 @@ import re
 
 from ..perf import stats
 from ..results import (ResultsError, classify_file, iter_json_files, load_compare, load_results,
-                               load_tune_report, parse_name, row_counters, row_seconds)
+                               load_tune_report, parse_name, row_counters, row_seconds, why_not_results)
 
 
 class Point:
@@ -46,7 +46,7 @@ class Point:
 
 def config_kind(rf):
     """'tuned', 'default' or None: which config header a run was built with,
-    from the provenance string the header carries (SPEC §6), else the label."""
+    from the provenance string the header carries (docs/formats.md §4), else the label."""
     prov = str(rf.context.get("xattn_config_provenance", "")).strip().lower()
     if prov.startswith("xattn-tune"):  # tune/src/tune_report.c writes this line
         return "tuned"
@@ -83,8 +83,8 @@ class Dataset:
                     report["path"] = path
                     self.tune_reports.append(report)
                 else:
-                    self.notes.append("%s: skipped, not a benchmark results file, compare output or tuner report"
-                                      % path)
+                    self.notes.append("%s: skipped, not a results file, compare output or tuner report (%s)"
+                                      % (path, why_not_results(path)))
             except ResultsError as e:
                 self.notes.append("skipped: %s" % e)
         return self

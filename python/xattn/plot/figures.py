@@ -138,7 +138,7 @@ def roofline(ds, mem_bw=None, mem_bw_source="--mem-bw"):
                      "--measure-bw): compute roofs only")
     for v, s, d in roofs:
         notes.append("%s compute roof: %.1f GFLOP/s (%s)" % (d, v, s))
-    notes.append("arithmetic intensity = SPEC FLOPs / compulsory bytes (%s)" % ", ".join(sorted(sources)))
+    notes.append("arithmetic intensity = FLOPs (docs/contract.md 5) / compulsory bytes (%s)" % ", ".join(sorted(sources)))
     body = ["set logscale xy", "set grid", "set key outside right top",
             "set xlabel 'arithmetic intensity (FLOP per byte)'", "set ylabel 'GFLOP/s'",
             "set xrange [%g:%g]" % (xmin, xmax)]
@@ -263,7 +263,7 @@ def modes(ds):
         "set style fill solid 0.85 border -1", "set datafile missing '-'", "set grid ytics",
         "set ylabel 'GFLOP/s (median over the suite''s workloads)'", "set yrange [0:*]",
         "set key top right",
-        "set title %s" % quote("xattn, %d thread(s); FLOPs count visible pairs only (SPEC 5)" % th),
+        "set title %s" % quote("xattn, %d thread(s); FLOPs count visible pairs only (docs/contract.md 5)" % th),
         "plot " + ", ".join(plots)])
     notes = ["%d thread(s), the largest count in the results" % th]
     if several:
@@ -598,7 +598,7 @@ def peers(ds):
              for j, i in enumerate(impls)]
     body = "\n".join([
         "set style data histogram", "set style histogram clustered gap 1", "set style fill solid 0.85 border -1",
-        "set datafile missing '-'", "set grid ytics", "set ylabel 'GFLOP/s (SPEC 5 FLOPs)'", "set yrange [0:*]",
+        "set datafile missing '-'", "set grid ytics", "set ylabel 'GFLOP/s (docs/contract.md 5 FLOPs)'", "set yrange [0:*]",
         "set xtics rotate by 30 right", "set bmargin 10", "set lmargin %d" % _rot_lmargin(data[0][0]),
         "set key top right", "set title %s" % quote("%d thread(s)" % th),
         "plot " + ", ".join(plots)])

@@ -80,8 +80,9 @@ def rates(ds):
         p16, _ = dataset.peak_gflops(sub, "bf16")
         bw, bw_src = dataset.memory_bandwidth(sub)
         best, tuned = per[m]
-        notes.append("%s: commit %s, %s-header runs, %s threads; peak f32 %s / bf16 %s GFLOP/s; memory %s"
-                     % (m, sub.files[0].commit, "tuned" if tuned else "any", max(p.threads for p in best.values()),
+        notes.append("%s (CPU class %s): commit %s, %s-header runs, %s threads; peak f32 %s / bf16 %s GFLOP/s; memory %s"
+                     % (m, sub.files[0].context.get("xattn_cpu_class", "not recorded"), sub.files[0].commit,
+                        "tuned" if tuned else "any", max(p.threads for p in best.values()),
                         _fmt(p32), _fmt(p16), "%.1f GB/s (%s)" % (bw, bw_src) if bw else "bandwidth not in the results"))
         for k in sorted(common):
             p = best[k]
