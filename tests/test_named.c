@@ -8,6 +8,7 @@
  * the kernel's output so that neither can pass by being wrong the same way.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <float.h>
 #include <math.h>
 #include "xattn/xattn_introspect.h"
 #include <pthread.h>
@@ -944,6 +945,54 @@ static void resolve_reports_running_isa(void) {
   }
 }
 
+/* ---- decode_split_merge_exact --------------------------------------------------
+ * The decode layout cuts a request's keys into ranges run by different threads
+ * and merges their partial softmax states by log-sum-exp. The merge is exact
+ * algebra: every split count (more parts than keys included: empty ranges;
+ * a window that leaves parts fully masked) must give the unsplit answer to
+ * fp32 rounding, far tighter than the reference tolerance. */
+static void decode_split_merge_exact(void) {
+  tp_shape s = {"decode_split", 3, {3000, 700, 5}, {1, 3, 2}, {0}, 8, 2, 64, 48, 0, 0, 0, 1, 0, 0, 1, 0};
+  const int splits[] = {2, 3, 7, 64, 5000};
+  const int windows[][2] = {{-1, -1}, {40, -1}};
+  for (int wi = 0; wi < 2; ++wi)
+    for (int isa = 0; isa < xattn_isa_count(); ++isa) {
+      const char *name = xattn_isa_name(isa);
+      if (!xattn_isa_runnable(name)) continue;
+      tproblem tp;
+      build(&tp, &s, with(M_CAUSAL, XATTN_F32, XATTN_MODE_CAUSAL, 0, windows[wi][0], windows[wi][1]), 4242 + wi);
+      const int64_t n = tp.p.total_tokens * tp.p.heads_q * tp.p.head_dim_v;
+      double *whole = malloc(sizeof(double) * (size_t)n);
+      xattn_status st;
+      tp_exec e = {name, "64x64", "decode", 2, XATTN_SCHED_AUTO, 1, 0};
+      tp_result r = tp_run_check(&tp, &e, &st);
+      CHECK(st == XATTN_OK && tp_ok(&r), "%s unsplit: status %d, %lld bad", name, (int)st, (long long)r.bad);
+      int64_t at = 0;
+      for (int64_t t = 0; t < tp.p.total_tokens; ++t)
+        for (int h = 0; h < tp.p.heads_q; ++h)
+          for (int d = 0; d < tp.p.head_dim_v; ++d) whole[at++] = tp_out(&tp, t, h, d);
+      for (size_t k = 0; k < sizeof splits / sizeof *splits; ++k) {
+        tp_exec es = {name, "64x64", "decode", 2, XATTN_SCHED_AUTO, splits[k], 0};
+        r = tp_run_check(&tp, &es, &st);
+        CHECK(st == XATTN_OK && tp_ok(&r), "%s %d splits: status %d, %lld bad", name, splits[k], (int)st, (long long)r.bad);
+        /* values are averages of V entries in [-1, 1): a few fp32 ulps of 1 */
+        double worst = 0;
+        at = 0;
+        for (int64_t t = 0; t < tp.p.total_tokens; ++t)
+          for (int h = 0; h < tp.p.heads_q; ++h)
+            for (int d = 0; d < tp.p.head_dim_v; ++d) {
+              const double diff = fabs(tp_out(&tp, t, h, d) - whole[at++]);
+              if (!(diff <= worst)) worst = diff;
+            }
+        CHECK(worst <= 8 * FLT_EPSILON, "%s window %d, %d splits vs unsplit: max |diff| %.3g > 8 fp32 ulps of 1", name,
+              windows[wi][0], splits[k], worst);
+        n_runs++;
+      }
+      free(whole);
+      tp_free(&tp);
+    }
+}
+
 /* ---- cpu_class_match ---------------------------------------------------------
  * Multi-CPU config headers: a CPU uses its own class's rows, else the nearest
  * class of its ISA (microarchitecture before caches), else none (the hand
@@ -1012,7 +1061,7 @@ static const struct {
     T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan), T(nonfinite_inputs),
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
-    T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(cpu_class_match),
+    T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(cpu_class_match), T(decode_split_merge_exact),
 #undef T
 };
 

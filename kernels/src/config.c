@@ -11,8 +11,11 @@
 #include "internal/kernel.h"
 #include XATTN_CONFIG_HEADER_FILE
 
-#define XATTN_CONFIG_ROW(isa, dtype, d, dv, mode, eb, pb, variant, layout, schedule, threads) \
-  {isa, dtype, d, dv, mode, eb, pb, variant, layout, schedule, threads},
+/* threads, kv_splits, prefetch: older headers end at threads and the rest is
+ * 0 = auto, which is what C gives the fields an initializer leaves out */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#define XATTN_CONFIG_ROW(isa, dtype, d, dv, mode, eb, pb, variant, layout, schedule, ...) \
+  {isa, dtype, d, dv, mode, eb, pb, variant, layout, schedule, __VA_ARGS__},
 static const xattn_config_row config_rows[] = {XATTN_CONFIG_CLASSES(XATTN_CONFIG_ROW)};
 #undef XATTN_CONFIG_ROW
 enum { CONFIG_ROW_COUNT = sizeof(config_rows) / sizeof(config_rows[0]) };

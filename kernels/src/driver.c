@@ -102,7 +102,8 @@ static void merge_group(const xattn_run *run, const xattn_split_group *g, float 
     for (int s = 0; s < g->count; s++) {
       const float *base = parts + (size_t)(g->first + s) * part_floats;
       const float ms = base[(size_t)rows_max * dv + r];
-      if (ms == -INFINITY) continue;
+      /* a part whose keys all scored -inf weighs exactly 0, but a NaN its value
+         rows left in acc (0 x NaN, 0 x Inf) stays, as in the unsplit row */
       const float w = exp2f(ms - mx);
       l += w * base[(size_t)rows_max * dv + rows_max + r];
       const float *acc = base + (size_t)r * dv;
@@ -124,6 +125,27 @@ static void run_item(xattn_item_fn fn, const xattn_run *run, const xattn_item *i
   fn(run, it, scratch, &pv);
 }
 
+static int32_t max_extend(const xattn_problem *p) {
+  int32_t e = 0;
+  for (int b = 0; b < p->batch; b++)
+    if (p->extend_lens[b] > e) e = p->extend_lens[b];
+  return e;
+}
+
+int xattn_decode_fits(const xattn_problem *p) {
+  return (int64_t)max_extend(p) * p->heads_q <= XATTN_DECODE_MAX_ROWS;
+}
+
+/* decode layout, prefetch 0 = auto: about 128 KiB of K/V rows ahead (in L2
+   beside the tile being read), at least one tile of 16 tokens */
+static int auto_prefetch_tokens(const xattn_problem *p) {
+  const int64_t token_bytes = (int64_t)p->heads_kv * (p->head_dim + p->head_dim_v) * (int64_t)xattn_dtype_size(p->dtype);
+  int64_t t = ((int64_t)128 << 10) / (token_bytes > 0 ? token_bytes : 1);
+  if (t < 16) t = 16;
+  if (t > 256) t = 256;
+  return (int)t;
+}
+
 /* The kernel-facing summary of the call; run.p is the plan's shape here
  * (only its sizes are read while partitioning) and the caller's data at run time. */
 static void init_run(xattn_plan *pl) {
@@ -135,8 +157,12 @@ static void init_run(xattn_plan *pl) {
   run->heads_per_kv = p->heads_q / p->heads_kv;
   run->score_scale2 = p->scale * XATTN_LOG2E;
   run->cap2 = p->logit_cap > 0.0f ? p->logit_cap * XATTN_LOG2E : 0.0f;
+  const int decode = pl->layout == XATTN_LAYOUT_DECODE;
+  run->prefetch = !decode || pl->prefetch < 0 ? 0 : pl->prefetch > 0 ? pl->prefetch : auto_prefetch_tokens(p);
   if (pl->layout == XATTN_LAYOUT_FLAT) {
     run->heads_per_item = 1;
+  } else if (decode) {
+    run->heads_per_item = p->heads_q; /* one item holds every row of its request */
   } else {
     int gs = XATTN_MAX_ITEM_ROWS / run->bm;
     if (gs < 1) gs = 1;
@@ -146,12 +172,18 @@ static void init_run(xattn_plan *pl) {
   run->ext_start = pl->ext_start;
 }
 
+/* Queries one item holds: BLOCK_M, or (decode) a whole request. */
+static int item_queries(const xattn_plan *pl) {
+  return pl->layout == XATTN_LAYOUT_DECODE ? max_extend(&pl->shape) : pl->run.bm;
+}
+
 /* One item per (request, block of BLOCK_M queries, group of query heads on one
- * KV head), covering the request's whole key range. */
+ * KV head), or (decode) per request with all its heads, covering the request's
+ * whole key range. */
 static xattn_status enumerate_items(const xattn_plan *pl, item_list *items) {
   const xattn_problem *p = &pl->shape;
   const xattn_run *run = &pl->run;
-  const int bm = run->bm, gs = run->heads_per_item;
+  const int bm = item_queries(pl), gs = run->heads_per_item, decode = pl->layout == XATTN_LAYOUT_DECODE;
   for (int b = 0; b < p->batch; b++) {
     for (int32_t q0 = 0; q0 < p->extend_lens[b]; q0 += bm) {
       const int32_t nq = p->extend_lens[b] - q0 < bm ? p->extend_lens[b] - q0 : bm;
@@ -160,7 +192,10 @@ static xattn_status enumerate_items(const xattn_plan *pl, item_list *items) {
       for (int h0 = 0; h0 < p->heads_q;) {
         const int kvh = h0 / run->heads_per_kv;
         const int left_on_kvh = (kvh + 1) * run->heads_per_kv - h0;
-        const int nh = pl->layout == XATTN_LAYOUT_FLAT ? 1 : left_on_kvh < gs ? left_on_kvh : gs;
+        const int nh = pl->layout == XATTN_LAYOUT_FLAT ? 1
+                       : decode                        ? p->heads_q /* every KV head */
+                       : left_on_kvh < gs              ? left_on_kvh
+                                                       : gs;
         xattn_item it = {b, kvh, h0, nh, q0, nq, 0, xattn_key_count(p, b), -1, cost * nh};
         if (push_item(items, &it)) return XATTN_ERR_NOMEM;
         h0 += nh;
@@ -170,14 +205,16 @@ static xattn_status enumerate_items(const xattn_plan *pl, item_list *items) {
   return XATTN_OK;
 }
 
-/* kvsplit: cuts each item's key range into parts that different threads run;
- * a cut item becomes a group merged after the parts (merge_group). Splits
- * default to enough parts for 4 per thread, bounded in count and in the
- * bytes of partial results. */
-static xattn_status split_key_ranges(xattn_plan *pl, item_list *items, int kv_splits) {
+/* kvsplit, decode: cuts each item's key range into parts that different
+ * threads run; a cut item becomes a group merged after the parts
+ * (merge_group). Splits default to enough parts for 4 per thread, bounded in
+ * count and in the bytes of partial results. Flash items get whole key tiles
+ * per part; decode items exactly `splits` parts (tiles are short there), some
+ * empty when there are fewer keys. */
+static xattn_status split_key_ranges(xattn_plan *pl, item_list *items) {
   const xattn_problem *p = &pl->shape;
-  const int bn = pl->run.bn;
-  int splits = kv_splits;
+  const int bn = pl->run.bn, decode = pl->layout == XATTN_LAYOUT_DECODE;
+  int splits = pl->kv_splits;
   if (splits <= 0) splits = (int)((4 * (int64_t)pl->threads + items->n - 1) / items->n);
   if (splits > XATTN_KVSPLIT_MAX_SPLITS) splits = XATTN_KVSPLIT_MAX_SPLITS;
   while (splits > 1 && (size_t)items->n * splits * pl->part_floats * sizeof(float) > XATTN_KVSPLIT_MAX_BYTES)
@@ -192,8 +229,8 @@ static xattn_status split_key_ranges(xattn_plan *pl, item_list *items, int kv_sp
     block_cost(p, w->b, w->q0, w->nq, &minlo, &maxhi);
     const int64_t len = maxhi >= minlo ? (int64_t)maxhi - minlo + 1 : 0;
     int64_t chunk = (len + splits - 1) / splits;
-    chunk = (chunk + bn - 1) / bn * bn;
-    const int count = chunk > 0 ? (int)((len + chunk - 1) / chunk) : 1;
+    if (!decode) chunk = (chunk + bn - 1) / bn * bn;
+    const int count = decode ? (len > 0 ? splits : 1) : chunk > 0 ? (int)((len + chunk - 1) / chunk) : 1;
     if (count <= 1) {
       if (push_item(&cut, w)) goto nomem;
       continue;
@@ -201,8 +238,13 @@ static xattn_status split_key_ranges(xattn_plan *pl, item_list *items, int kv_sp
     pl->groups[pl->n_groups++] = (xattn_split_group){*w, pl->n_parts, count};
     for (int s = 0; s < count; s++) {
       xattn_item it = *w;
-      it.key_lo = (int32_t)(minlo + s * chunk);
-      it.key_hi = (int32_t)(minlo + (s + 1) * chunk < maxhi + 1 ? minlo + (s + 1) * chunk : maxhi + 1);
+      if (decode) {
+        it.key_lo = (int32_t)(minlo + len * s / count);
+        it.key_hi = (int32_t)(minlo + len * (s + 1) / count);
+      } else {
+        it.key_lo = (int32_t)(minlo + s * chunk);
+        it.key_hi = (int32_t)(minlo + (s + 1) * chunk < maxhi + 1 ? minlo + (s + 1) * chunk : maxhi + 1);
+      }
       it.part = (int32_t)(pl->n_parts++);
       it.cost = w->cost / count;
       if (push_item(&cut, &it)) goto nomem;
@@ -216,14 +258,15 @@ nomem:
   return XATTN_ERR_NOMEM;
 }
 
-xattn_status xattn_plan_partition(xattn_plan *pl, int kv_splits) {
+xattn_status xattn_plan_partition(xattn_plan *pl) {
   init_run(pl);
   item_list items = {0};
-  pl->rows_max = pl->run.bm * pl->run.heads_per_item;
+  const int decode = pl->layout == XATTN_LAYOUT_DECODE;
+  pl->rows_max = item_queries(pl) * pl->run.heads_per_item;
   pl->part_floats = (size_t)pl->rows_max * (pl->shape.head_dim_v + 2);
   xattn_status st = enumerate_items(pl, &items);
-  if (st == XATTN_OK && pl->layout == XATTN_LAYOUT_KVSPLIT && items.n > 0)
-    st = split_key_ranges(pl, &items, kv_splits);
+  if (st == XATTN_OK && (pl->layout == XATTN_LAYOUT_KVSPLIT || decode) && items.n > 0)
+    st = split_key_ranges(pl, &items);
   if (st != XATTN_OK) {
     free(items.v);
     return st;
@@ -235,7 +278,8 @@ xattn_status xattn_plan_partition(xattn_plan *pl, int kv_splits) {
   pl->n_items = items.n;
   pl->team = pl->threads < 1 ? 1 : pl->threads;
   if (pl->team > items.n && items.n > 0) pl->team = (int)items.n;
-  pl->scratch_bytes = (pl->isa->kernels->scratch_bytes(&pl->run) + 63) / 64 * 64;
+  const xattn_scratch_fn scratch_fn = decode ? pl->isa->kernels->decode_scratch_bytes : pl->isa->kernels->scratch_bytes;
+  pl->scratch_bytes = (scratch_fn(&pl->run) + 63) / 64 * 64;
   pl->workspace_bytes = items.n > 0 ? pl->scratch_bytes * (size_t)pl->team +
                                           sizeof(float) * pl->part_floats * (size_t)pl->n_parts
                                     : 0;
@@ -257,7 +301,8 @@ void xattn_plan_execute(const xattn_plan *pl, const xattn_problem *p, void *work
   run.p = p;
   char *scratch = (char *)workspace;
   float *parts = (float *)(scratch + pl->scratch_bytes * (size_t)pl->team);
-  const xattn_item_fn fn = pl->isa->kernels->items[pl->variant];
+  const xattn_item_fn fn =
+      pl->layout == XATTN_LAYOUT_DECODE ? pl->isa->kernels->decode_item : pl->isa->kernels->items[pl->variant];
   const size_t scratch_bytes = pl->scratch_bytes, part_floats = pl->part_floats;
   const int rows_max = pl->rows_max, dv = p->head_dim_v;
   const int dynamic = pl->schedule != XATTN_SCHED_STATIC;

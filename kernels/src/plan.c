@@ -63,7 +63,7 @@ xattn_status xattn_plan_create(const xattn_problem *shape, const xattn_options *
     xattn_plan_destroy(pl);
     return s;
   }
-  if (copy_shape(pl, shape) != XATTN_OK || xattn_plan_partition(pl, opts ? opts->kv_splits : 0) != XATTN_OK) {
+  if (copy_shape(pl, shape) != XATTN_OK || xattn_plan_partition(pl) != XATTN_OK) {
     xattn_plan_destroy(pl);
     return xattn_fail(XATTN_ERR_NOMEM, "plan: out of memory");
   }

@@ -518,6 +518,9 @@ void tp_describe_result(const tp_result *r, char *buf, size_t len) {
 
 /* ---- run configurations -------------------------------------------------- */
 static const int kv_split_values[] = {0, 2, 3, 7};
+/* decode layout: (splits, prefetch) pairs; 64 splits leave parts with no key
+   (or only masked keys) on the small problems of the grids */
+static const int decode_values[][2] = {{0, 0}, {1, -1}, {3, 1}, {64, 5}};
 static const int thread_values[] = {1, 2, 3};
 static const xattn_schedule sched_values[] = {XATTN_SCHED_AUTO, XATTN_SCHED_STATIC,
                                               XATTN_SCHED_DYNAMIC};
@@ -542,13 +545,16 @@ int tp_exec_list(tp_level level, tp_exec **out) {
   for (int i = 0; i < xattn_isa_count() && nisa < 16; ++i)
     if (xattn_isa_runnable(xattn_isa_name(i))) isas[nisa++] = xattn_isa_name(i);
   /* layout configurations: kvsplit once per split count */
-  struct { const char *layout; int splits; } lc[64];
+  struct { const char *layout; int splits, prefetch; } lc[64];
   int nlc = 0;
   for (int l = 0; l < xattn_layout_count(); ++l) {
     const char *name = xattn_layout_name(l);
-    int many = !strcmp(name, "kvsplit");
-    for (int k = 0; k < (many ? 4 : 1) && nlc < 64; ++k)
-      lc[nlc].layout = name, lc[nlc++].splits = many ? kv_split_values[k] : 0;
+    const int kvsplit = !strcmp(name, "kvsplit"), decode = !strcmp(name, "decode");
+    for (int k = 0; k < (kvsplit || decode ? 4 : 1) && nlc < 64; ++k) {
+      lc[nlc].layout = name;
+      lc[nlc].splits = kvsplit ? kv_split_values[k] : decode ? decode_values[k][0] : 0;
+      lc[nlc++].prefetch = decode ? decode_values[k][1] : 0;
+    }
   }
   int nv = xattn_variant_count(), nts = 9;
   size_t cap = (size_t)nisa * (size_t)nv * (size_t)nlc * (size_t)nts + 1;
@@ -560,7 +566,8 @@ int tp_exec_list(tp_level level, tp_exec **out) {
     if (nisa > m) m = nisa;
     for (int i = 0; i < m; ++i, ++rot) {
       tp_exec e = {isas[i % nisa], xattn_variant_name(i % nv), lc[i % nlc].layout,
-                   thread_values[rot % 3], sched_values[(rot / 3) % 3], lc[i % nlc].splits};
+                   thread_values[rot % 3], sched_values[(rot / 3) % 3], lc[i % nlc].splits,
+                   lc[i % nlc].prefetch};
       if (keep(&e)) list[n++] = e;
     }
   } else if (level == TP_LEVEL_LAYOUTS) {
@@ -575,9 +582,10 @@ int tp_exec_list(tp_level level, tp_exec **out) {
       for (int v = 0; v < nv; ++v)
         for (int l = 0; l < nlc; ++l)
           for (int ts = 0; ts < nts; ++ts) {
+            if (v > 0 && !strcmp(lc[l].layout, "decode")) break; /* the decode path has no variants */
             int k = level == TP_LEVEL_FULL ? ts : rot++;
             tp_exec e = {isas[i], xattn_variant_name(v), lc[l].layout, thread_values[k % 3],
-                         sched_values[(k / 3) % 3], lc[l].splits};
+                         sched_values[(k / 3) % 3], lc[l].splits, lc[l].prefetch};
             if (keep(&e)) list[n++] = e;
             if (level != TP_LEVEL_FULL) break;
           }
@@ -587,8 +595,8 @@ int tp_exec_list(tp_level level, tp_exec **out) {
 }
 
 void tp_exec_describe(const tp_exec *e, char *buf, size_t len) {
-  snprintf(buf, len, "isa=%s variant=%s layout=%s kv_splits=%d threads=%d schedule=%s", e->isa,
-           e->variant, e->layout, e->kv_splits, e->threads, xattn_schedule_name(e->schedule));
+  snprintf(buf, len, "isa=%s variant=%s layout=%s kv_splits=%d prefetch=%d threads=%d schedule=%s", e->isa,
+           e->variant, e->layout, e->kv_splits, e->prefetch, e->threads, xattn_schedule_name(e->schedule));
 }
 
 void tp_exec_options(const tp_exec *e, xattn_options *o) {
@@ -599,6 +607,7 @@ void tp_exec_options(const tp_exec *e, xattn_options *o) {
   o->threads = e->threads;
   o->schedule = e->schedule;
   o->kv_splits = e->kv_splits;
+  o->prefetch = e->prefetch;
 }
 
 tp_result tp_run_check(tproblem *tp, const tp_exec *e, xattn_status *status) {

@@ -124,6 +124,7 @@ typedef struct tp_exec {
   int threads;
   xattn_schedule schedule;
   int kv_splits;
+  int prefetch; /* decode layout */
 } tp_exec;
 
 typedef enum tp_level {

@@ -31,6 +31,8 @@ static void row_cand(const tune_row *r, int cores, tune_cand *c) {
   snprintf(c->layout, sizeof c->layout, "%s", r->layout);
   snprintf(c->schedule, sizeof c->schedule, "%s", r->schedule);
   c->threads = r->threads > 0 ? r->threads : cores;
+  c->kv_splits = r->kv_splits;
+  c->prefetch = r->prefetch;
   snprintf(c->placement, sizeof c->placement, "compact");
   tune_cand_make_key(c);
 }

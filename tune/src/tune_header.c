@@ -69,7 +69,8 @@ static const char *expect(const char *p, char c) {
   return *p == c ? p + 1 : NULL;
 }
 
-/* X("isa", "dtype", d, dv, "mode", eb, pb, "variant", "layout", "schedule", threads) */
+/* X("isa", "dtype", d, dv, "mode", eb, pb, "variant", "layout", "schedule", threads
+ *   [, kv_splits, prefetch]) */
 static const char *parse_row(const char *p, tune_row *r) {
   memset(r, 0, sizeof *r);
   if (!(p = expect(p, '('))) return NULL;
@@ -83,7 +84,13 @@ static const char *parse_row(const char *p, tune_row *r) {
   if (!(p = parse_str(p, r->variant, sizeof r->variant)) || !(p = expect(p, ','))) return NULL;
   if (!(p = parse_str(p, r->layout, sizeof r->layout)) || !(p = expect(p, ','))) return NULL;
   if (!(p = parse_str(p, r->schedule, sizeof r->schedule)) || !(p = expect(p, ','))) return NULL;
-  if (!(p = parse_int(p, &r->threads)) || !(p = expect(p, ')'))) return NULL;
+  if (!(p = parse_int(p, &r->threads))) return NULL;
+  const char *more = expect(p, ',');
+  if (more) {
+    if (!(p = parse_int(more, &r->kv_splits)) || !(p = expect(p, ','))) return NULL;
+    if (!(p = parse_int(p, &r->prefetch))) return NULL;
+  }
+  if (!(p = expect(p, ')'))) return NULL;
   return p;
 }
 
@@ -135,7 +142,7 @@ int tune_header_parse(const char *path, tune_row *rows, int cap, char *provenanc
       int line = 1;
       for (const char *c = txt; c < p; c++) line += *c == '\n';
       snprintf(err, errn, "%s:%d: row %d is not X(\"isa\", \"dtype\", d, dv, \"mode\", eb, pb, "
-                          "\"variant\", \"layout\", \"schedule\", threads)", path, line, n + 1);
+                          "\"variant\", \"layout\", \"schedule\", threads[, kv_splits, prefetch])", path, line, n + 1);
       free(txt);
       return -1;
     }
@@ -356,8 +363,8 @@ int tune_header_write_cpu(const char *path, const char *comment, const char *pro
     p = nl ? nl + 1 : p + len;
   }
   fputs(" *\n * Rows: X(isa, dtype, d, dv, mode, extend_bucket, prefix_bucket,\n"
-        " *          variant, layout, schedule, threads); first match wins, the last\n"
-        " * row matches everything. Build with -DXATTN_CONFIG_HEADER=<this file>.\n */\n",
+        " *          variant, layout, schedule, threads[, kv_splits, prefetch]); first\n"
+        " * match wins, the last row matches everything. Build with -DXATTN_CONFIG_HEADER=<this file>.\n */\n",
         f);
   fputs("#ifndef XATTN_CONFIG_HEADER_INCLUDED\n#define XATTN_CONFIG_HEADER_INCLUDED\n\n", f);
   fputs("#define XATTN_CONFIG_PROVENANCE \\\n  ", f);
@@ -384,7 +391,9 @@ int tune_header_write_cpu(const char *path, const char *comment, const char *pro
     put_c_string(f, r->layout);
     fputs(", ", f);
     put_c_string(f, r->schedule);
-    fprintf(f, ", %d)%s\n", r->threads, i + 1 < n ? " \\" : "");
+    if (r->kv_splits || r->prefetch) fprintf(f, ", %d, %d, %d", r->threads, r->kv_splits, r->prefetch);
+    else fprintf(f, ", %d", r->threads);
+    fprintf(f, ")%s\n", i + 1 < n ? " \\" : "");
   }
   put_row_classes(f, cpu, n);
   fputs("\n#endif\n", f);

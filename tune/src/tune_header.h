@@ -15,6 +15,7 @@ typedef struct tune_row {
   int extend_bucket, prefix_bucket;
   char variant[32], layout[32], schedule[32];
   int threads;
+  int kv_splits, prefetch; /* optional columns (decode layout); 0 = auto, written only when set */
   char comment[240]; /* written as a comment line above the row; may be empty */
 } tune_row;
 

@@ -15,6 +15,7 @@ typedef struct tune_prune_ctx {
   int min_bm, min_bn;
   const char *first_placement;
   const char *first_schedule;
+  const char *first_variant;
 } tune_prune_ctx;
 
 /* Name of the first constraint that prunes c, or NULL if it is kept. Counts it. */

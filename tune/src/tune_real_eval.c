@@ -149,6 +149,8 @@ void real_eval_options(const tune_cand *c, void *out) {
   o->layout = c->layout;
   if (xattn_schedule_parse(c->schedule, &o->schedule)) o->schedule = XATTN_SCHED_DYNAMIC;
   o->threads = c->threads;
+  o->kv_splits = c->kv_splits;
+  o->prefetch = c->prefetch;
 }
 
 /* Binds the team the call will use; a no-op when nothing changed. */

@@ -11,7 +11,9 @@
 
 /* The rows of the header this build was compiled with (the "defaults"). */
 #include TUNE_BASE_HEADER
-#define TUNE_BASE_ROW(i, t, d, dv, m, eb, pb, v, l, s, th) {i, t, d, dv, m, eb, pb, v, l, s, th, ""},
+/* threads may be followed by kv_splits and prefetch (optional columns) */
+#define TUNE_BASE_ROW(i, t, d, dv, m, eb, pb, v, l, s, ...) {i, t, d, dv, m, eb, pb, v, l, s, __VA_ARGS__},
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers" /* the left-out columns are 0 = auto */
 static const tune_row base_rows[] = {XATTN_CONFIG_CLASSES(TUNE_BASE_ROW)};
 #undef TUNE_BASE_ROW
 
@@ -28,8 +30,10 @@ void tune_default_config(const tune_class_set *cs, int ci, char *out, size_t n) 
     if (!tune_row_matches(r, c->isa, c->dtype, c->d, c->dv, c->mode, c->extend_bucket,
                           c->prefix_bucket))
       continue;
-    if (r->threads > 0) snprintf(out, n, "%s/%s/%s/t%d", r->variant, r->layout, r->schedule, r->threads);
-    else snprintf(out, n, "%s/%s/%s/tall", r->variant, r->layout, r->schedule);
+    char extra[48] = "";
+    if (r->kv_splits || r->prefetch) snprintf(extra, sizeof extra, "/s%d/pf%d", r->kv_splits, r->prefetch);
+    if (r->threads > 0) snprintf(out, n, "%s/%s/%s/t%d%s", r->variant, r->layout, r->schedule, r->threads, extra);
+    else snprintf(out, n, "%s/%s/%s/tall%s", r->variant, r->layout, r->schedule, extra);
     return;
   }
   snprintf(out, n, "(no row)");

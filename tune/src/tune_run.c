@@ -10,7 +10,10 @@ int tune_run_all(tune_run *run) {
   run->budget.classes_total = run->n_classes;
   run->budget.classes_done = 0;
   if (run->budget.start == 0) run->budget.start = xc_now();
-  int cap = run->axes->n_variants * run->axes->n_layouts * run->axes->n_schedules *
+  /* the decode layout multiplies by its split and prefetch values */
+  const int per_layout = (run->axes->n_splits > 0 ? run->axes->n_splits : 1) *
+                         (run->axes->n_prefetch > 0 ? run->axes->n_prefetch : 1);
+  int cap = run->axes->n_variants * run->axes->n_layouts * per_layout * run->axes->n_schedules *
         run->axes->n_threads * run->axes->n_placements;
   if (cap < 1) cap = 1;
   tune_cand *cands = malloc(sizeof(tune_cand) * (size_t)cap);
@@ -66,6 +69,8 @@ int tune_make_rows(const tune_result *res, int n, const tune_row *base, int nbas
     snprintf(w->layout, sizeof w->layout, "%s", r->best.layout);
     snprintf(w->schedule, sizeof w->schedule, "%s", r->best.schedule);
     w->threads = r->best.threads == cores ? 0 : r->best.threads;
+    w->kv_splits = r->best.kv_splits;
+    w->prefetch = r->best.prefetch;
     snprintf(w->comment, sizeof w->comment,
              "%.3fx over the defaults (95%% CI %.3f-%.3f, %d interleaved reps; placement %s)",
              r->speedup.ratio, r->speedup.lo, r->speedup.hi, r->final_n, r->best.placement);

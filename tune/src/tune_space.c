@@ -11,8 +11,13 @@ void tune_class_make_key(tune_class *c) {
 }
 
 void tune_cand_make_key(tune_cand *c) {
-  snprintf(c->key, sizeof c->key, "%s/%s/%s/t%d/%s", c->variant, c->layout, c->schedule,
-           c->threads, c->placement);
+  int n = snprintf(c->key, sizeof c->key, "%s/%s/%s/t%d/%s", c->variant, c->layout, c->schedule,
+                   c->threads, c->placement);
+  /* auto (0) adds nothing: keys of older caches stay valid */
+  if (c->kv_splits && n > 0 && (size_t)n < sizeof c->key)
+    n += snprintf(c->key + n, sizeof c->key - (size_t)n, "/s%d", c->kv_splits);
+  if (c->prefetch && n > 0 && (size_t)n < sizeof c->key)
+    snprintf(c->key + n, sizeof c->key - (size_t)n, "/pf%d", c->prefetch);
 }
 
 int tune_parse_variant(const char *v, int *bm, int *bn) {
@@ -35,31 +40,45 @@ int tune_space_enumerate(const tune_class *cls, const tune_axes *axes,
                          const tune_machine *m, tune_cand *out, int cap) {
   tune_prune_ctx pc = {cls, m, 1 << 30, 1 << 30,
                        axes->n_placements ? axes->placements[0] : "",
-                       axes->n_schedules ? axes->schedules[0] : ""};
+                       axes->n_schedules ? axes->schedules[0] : "",
+                       axes->n_variants ? axes->variants[0] : ""};
   for (int v = 0; v < axes->n_variants; v++) {
     int bm, bn;
     if (tune_parse_variant(axes->variants[v], &bm, &bn) != 0) continue;
     if (bm < pc.min_bm) pc.min_bm = bm;
     if (bn < pc.min_bn) pc.min_bn = bn;
   }
+  static const int auto_only[1] = {0};
   int n = 0;
   for (int v = 0; v < axes->n_variants; v++)
-    for (int l = 0; l < axes->n_layouts; l++)
-      for (int s = 0; s < axes->n_schedules; s++)
-        for (int t = 0; t < axes->n_threads; t++)
-          for (int p = 0; p < axes->n_placements; p++) {
-            tune_cand c;
-            memset(&c, 0, sizeof c);
-            copy_name(c.variant, axes->variants[v]);
-            if (tune_parse_variant(c.variant, &c.block_m, &c.block_n) != 0) continue;
-            copy_name(c.layout, axes->layouts[l]);
-            copy_name(c.schedule, axes->schedules[s]);
-            c.threads = axes->threads[t];
-            copy_name(c.placement, axes->placements[p]);
-            tune_cand_make_key(&c);
-            if (tune_prune_check(&pc, &c) != NULL) continue;
-            if (n < cap) out[n] = c;
-            n++;
-          }
+    for (int l = 0; l < axes->n_layouts; l++) {
+      /* split count and prefetch distance are axes of the decode path only
+         (kvsplit keeps its auto split count: its space stays what it was) */
+      const int splitting = !strcmp(axes->layouts[l], "decode"), prefetching = splitting;
+      const int ns = splitting && axes->n_splits ? axes->n_splits : 1;
+      const int np = prefetching && axes->n_prefetch ? axes->n_prefetch : 1;
+      const int *sv = splitting && axes->n_splits ? axes->splits : auto_only;
+      const int *pv = prefetching && axes->n_prefetch ? axes->prefetch : auto_only;
+      for (int si = 0; si < ns; si++)
+        for (int pi = 0; pi < np; pi++)
+          for (int s = 0; s < axes->n_schedules; s++)
+            for (int t = 0; t < axes->n_threads; t++)
+              for (int p = 0; p < axes->n_placements; p++) {
+                tune_cand c;
+                memset(&c, 0, sizeof c);
+                copy_name(c.variant, axes->variants[v]);
+                if (tune_parse_variant(c.variant, &c.block_m, &c.block_n) != 0) continue;
+                copy_name(c.layout, axes->layouts[l]);
+                copy_name(c.schedule, axes->schedules[s]);
+                c.threads = axes->threads[t];
+                copy_name(c.placement, axes->placements[p]);
+                c.kv_splits = sv[si];
+                c.prefetch = pv[pi];
+                tune_cand_make_key(&c);
+                if (tune_prune_check(&pc, &c) != NULL) continue;
+                if (n < cap) out[n] = c;
+                n++;
+              }
+    }
   return n < cap ? n : cap;
 }

@@ -34,7 +34,9 @@ typedef struct tune_cand {
   char schedule[TUNE_NAME_MAX]; /* "static" / "dynamic" */
   int threads;
   char placement[TUNE_NAME_MAX];
-  char key[TUNE_KEY_MAX];       /* "BMxBN/layout/schedule/tN/placement" */
+  int kv_splits;                /* decode: key-range splits, 0 = auto */
+  int prefetch;                 /* decode: prefetch distance in tokens, 0 = auto, -1 = off */
+  char key[TUNE_KEY_MAX];       /* "BMxBN/layout/schedule/tN/placement[/sS][/pfP]" */
 } tune_cand;
 
 /* What can vary, as the library build and the machine offer it. */
@@ -44,6 +46,8 @@ typedef struct tune_axes {
   int n_schedules;  const char *schedules[TUNE_MAX_AXIS];
   int n_threads;    int threads[TUNE_MAX_AXIS];
   int n_placements; const char *placements[TUNE_MAX_AXIS];
+  int n_splits;     int splits[TUNE_MAX_AXIS];   /* decode layout only */
+  int n_prefetch;   int prefetch[TUNE_MAX_AXIS]; /* decode layout only */
 } tune_axes;
 
 /* Machine facts the constraints read (from hwloc via bench in the real tool). */

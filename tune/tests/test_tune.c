@@ -181,6 +181,38 @@ static int test_space(void) {
               (c[i].block_m == 16 && c[i].block_n == 64),
           "%s exceeds L2", c[i].key);
   CHECK(n2 < n0, "scratch constraint pruned nothing for MLA dims");
+  /* the decode layout: one variant, every (split, prefetch) pair; none when a
+     request's rows exceed what the kernels run it with */
+  tune_axes ad = test_axes();
+  ad.layouts[ad.n_layouts++] = "decode";
+  const int sv[] = {0, 1, 4}, pv[] = {0, -1, 64};
+  ad.n_splits = 3;
+  memcpy(ad.splits, sv, sizeof sv);
+  ad.n_prefetch = 3;
+  memcpy(ad.prefetch, pv, sizeof pv);
+  tune_machine md = test_machine();
+  tune_class dec = test_class(2, 0, "sp3");
+  dec.max_extend = 4; /* 4 x 32 heads = 128 rows */
+  static tune_cand cd[4096];
+  int nd = tune_space_enumerate(&dec, &ad, &md, cd, 4096), ndec = 0, other_variant = 0, pairs = 0, kv_other = 0;
+  for (int i = 0; i < nd; i++) {
+    if (strcmp(cd[i].layout, "decode") != 0) {
+      kv_other += cd[i].kv_splits != 0 || cd[i].prefetch != 0;
+      continue;
+    }
+    ndec++;
+    other_variant += strcmp(cd[i].variant, ad.variants[0]) != 0;
+    pairs += cd[i].kv_splits == 4 && cd[i].prefetch == -1 && strstr(cd[i].key, "/s4/pf-1") != NULL;
+  }
+  CHECK(ndec == 9 * 3, "decode candidates %d, want 9 (split, prefetch) pairs x 3 (threads, schedule)", ndec);
+  CHECK(other_variant == 0, "decode kept %d candidates of other variants", other_variant);
+  CHECK(pairs == 3, "decode split 4 / prefetch off: %d candidates with the key suffix", pairs);
+  CHECK(kv_other == 0, "split / prefetch values on a layout that ignores them (%d)", kv_other);
+  dec.max_extend = 128; /* 4096 rows */
+  nd = tune_space_enumerate(&dec, &ad, &md, cd, 4096);
+  ndec = 0;
+  for (int i = 0; i < nd; i++) ndec += !strcmp(cd[i].layout, "decode");
+  CHECK(ndec == 0, "decode kept for 4096-row requests (%d)", ndec);
   tune_prune_report(stderr, "  ");
   return 0;
 }
@@ -573,13 +605,19 @@ static int test_header(const char *cc) {
   fake_cand_from_key("16x64/gqa/static/t1/compact", &res[1].best);
   tune_row base[2];
   memset(base, 0, sizeof base);
-  tune_row b0 = {"*", "*", -1, -1, "*", 0, 2, "16x256", "kvsplit", "static", 0, ""};
-  tune_row b1 = {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, ""};
+  tune_row b0 = {"*", "*", -1, -1, "*", 0, 2, "16x256", "kvsplit", "static", 0, 0, 0, ""};
+  tune_row b1 = {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, 0, 0, ""};
   base[0] = b0;
   base[1] = b1;
   tune_row rows[8];
   int n = tune_make_rows(res, 2, base, 2, 2, rows, 8);
   CHECK(n == 3, "rows %d", n);
+  /* a decode row with its optional columns survives the round trip */
+  tune_row dec = {"*", "bf16", -1, -1, "*", 0, 3, "64x64", "decode", "static", 0, 4, -1, "decode"};
+  rows[3] = rows[2];
+  rows[2] = rows[1];
+  rows[1] = dec;
+  n = 4;
   char hpath[600], err[512];
   tmp_path(hpath, sizeof hpath, "tuned_config.h");
   CHECK(tune_header_write(hpath, "machine: test */ not closed early\nspeedup: 1.2", "xattn-tune; \"q\"",
@@ -592,12 +630,13 @@ static int test_header(const char *cc) {
   CHECK(nb == n, "parsed %d rows (%s)", nb, err);
   for (int i = 0; i < nb && i < n; i++)
     CHECK(!strcmp(back[i].variant, rows[i].variant) && back[i].d == rows[i].d &&
-              back[i].extend_bucket == rows[i].extend_bucket && back[i].threads == rows[i].threads,
+              back[i].extend_bucket == rows[i].extend_bucket && back[i].threads == rows[i].threads &&
+              back[i].kv_splits == rows[i].kv_splits && back[i].prefetch == rows[i].prefetch,
           "row %d differs", i);
   CHECK(!strcmp(prov, "xattn-tune; \"q\""), "provenance %s", prov);
   char vars[256];
   tune_rows_variants(back, nb, vars, sizeof vars);
-  CHECK(!strcmp(vars, "32x256;16x256;64x64"), "variants %s", vars);
+  CHECK(!strcmp(vars, "32x256;64x64;16x256"), "variants %s", vars);
   /* compile a TU that expands the table with the kernel's lookup rule */
   char tu[600], exe[600], cmd[2048];
   tmp_path(tu, sizeof tu, "lookup.c");
@@ -607,8 +646,8 @@ static int test_header(const char *cc) {
           "#include <stdio.h>\n#include <string.h>\n#include <stdlib.h>\n"
           "#include \"%s\"\n"
           "struct row { const char *isa, *dtype; int d, dv; const char *mode; int eb, pb;"
-          " const char *variant, *layout, *schedule; int threads; };\n"
-          "#define ROW(i,t,d,dv,m,eb,pb,v,l,s,th) {i,t,d,dv,m,eb,pb,v,l,s,th},\n"
+          " const char *variant, *layout, *schedule; int threads, kv_splits, prefetch; };\n"
+          "#define ROW(i,t,d,dv,m,eb,pb,v,l,s,...) {i,t,d,dv,m,eb,pb,v,l,s,__VA_ARGS__},\n"
           "static const struct row rows[] = { XATTN_CONFIG_CLASSES(ROW) };\n"
           "static int sm(const char *p, const char *v) { return !strcmp(p, \"*\") || !strcmp(p, v); }\n"
           "int main(int argc, char **argv) {\n"
@@ -619,7 +658,8 @@ static int test_header(const char *cc) {
           "    if (sm(r->isa, argv[1]) && sm(r->dtype, argv[2]) && (r->d == -1 || r->d == d) &&\n"
           "        (r->dv == -1 || r->dv == dv) && sm(r->mode, argv[5]) && (r->eb == -1 || r->eb == eb) &&\n"
           "        (r->pb == -1 || r->pb == pb)) {\n"
-          "      printf(\"%%s %%s %%s %%d|%%s\\n\", r->variant, r->layout, r->schedule, r->threads,"
+          "      printf(\"%%s %%s %%s %%d %%d %%d|%%s\\n\", r->variant, r->layout, r->schedule, r->threads,"
+          " r->kv_splits, r->prefetch,"
           " XATTN_CONFIG_PROVENANCE);\n"
           "      return 0;\n    }\n  }\n  return 1;\n}\n",
           hpath);
@@ -629,12 +669,13 @@ static int test_header(const char *cc) {
   CHECK(rc == 0, "the written header does not compile: %s", cmd);
   if (rc != 0) return 0;
   struct { const char *args, *want; } q[] = {
-      {"avx512 f32 128 128 causal 2 0", "32x256 flat static 1|xattn-tune; \"q\""},
-      {"avx512 f32 128 128 causal 0 2", "16x256 kvsplit static 0|"},
-      {"avx512 f32 128 128 causal 1 0", "64x64 gqa dynamic 0|"},
-      {"avx2 f32 128 128 causal 2 0", "64x64 gqa dynamic 0|"},
+      {"avx512 f32 128 128 causal 2 0", "32x256 flat static 1 0 0|xattn-tune; \"q\""},
+      {"avx512 f32 128 128 causal 0 2", "16x256 kvsplit static 0 0 0|"},
+      {"avx512 f32 128 128 causal 1 0", "64x64 gqa dynamic 0 0 0|"},
+      {"avx2 f32 128 128 causal 2 0", "64x64 gqa dynamic 0 0 0|"},
+      {"avx512 bf16 128 128 causal 0 3", "64x64 decode static 0 4 -1|"},
   };
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 5; i++) {
     snprintf(cmd, sizeof cmd, "'%s' %s", exe, q[i].args);
     FILE *p = popen(cmd, "r");
     char out[512] = "";
@@ -652,8 +693,8 @@ static int test_header(const char *cc) {
 /* ---- xattn-tune merge: one header for several CPU classes ----------------------- */
 static void write_tuned(const char *path, const char *machine, const char *digest, const char *cls_name,
                         int model, int l2, const char *variant) {
-  tune_row rows[2] = {{"avx512", "f32", 128, 128, "causal", 1, 0, "", "gqa", "static", 0, "tuned"},
-                      {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, ""}};
+  tune_row rows[2] = {{"avx512", "f32", 128, 128, "causal", 1, 0, "", "gqa", "static", 0, 0, 0, "tuned"},
+                      {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, 0, 0, ""}};
   snprintf(rows[0].variant, sizeof rows[0].variant, "%s", variant);
   static tune_header_cpu cpu;
   memset(&cpu, 0, sizeof cpu);
@@ -681,7 +722,7 @@ static int test_merge(void) {
   write_tuned(b, "node-b", "0123456789abcdef", "intel-6-207-l2_1024k-l3_8c-avx512", 207, 1024, "32x256");
   write_tuned(c, "node-c", "0123456789abcdef", "intel-6-143-l2_2048k-l3_8c-avx512", 143, 2048, "16x64");
   write_tuned(d, "node-d", "fedcba9876543210", "intel-6-106-l2_1280k-l3_8c-avx512", 106, 1280, "64x32");
-  tune_row brow = {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, ""};
+  tune_row brow = {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, 0, 0, ""};
   CHECK(tune_header_write(base, "base", "hand-written default", &brow, 1, err, sizeof err) == 0, "%s", err);
 
   const char *in1[] = {a, b, c};

@@ -26,6 +26,7 @@ typedef struct xattn_run {
   float score_scale2;    /* scale * log2(e) */
   float cap2;            /* logit_cap * log2(e), 0 = off */
   const int64_t *ext_start; /* [B] first row of request b (extend_start or prefix sum) */
+  int prefetch;          /* decode layout: software prefetch distance in tokens, 0 = none */
 } xattn_run;
 
 /* One unit of work: rows = queries q0..q0+nq-1 of request b times query heads
@@ -57,9 +58,13 @@ typedef size_t (*xattn_scratch_fn)(const xattn_run *run);
 typedef struct xattn_isa_kernels {
   xattn_scratch_fn scratch_bytes;
   const xattn_item_fn *items;
+  /* the few-rows path (layout "decode", src/decode/decode.inc): one item = a
+     request's rows over a key range, any variant */
+  xattn_item_fn decode_item;
+  xattn_scratch_fn decode_scratch_bytes;
 } xattn_isa_kernels;
 #define XATTN_ISA_KERNELS(name) \
-  const xattn_isa_kernels xattn_kernels_##name = {item_scratch_bytes, item_table}
+  const xattn_isa_kernels xattn_kernels_##name = {item_scratch_bytes, item_table, decode_item, decode_scratch_bytes}
 
 #define XATTN_ISA_DECLARE(name, features, f32_isa) extern const xattn_isa_kernels xattn_kernels_##name;
 XATTN_ISA_LIST(XATTN_ISA_DECLARE)
@@ -92,6 +97,8 @@ typedef struct xattn_config_row {
   int extend_bucket, prefix_bucket;
   const char *variant, *layout, *schedule;
   int threads;
+  int kv_splits;         /* kvsplit / decode: key-range splits, 0 = auto (optional column) */
+  int prefetch;          /* decode: prefetch distance in tokens, 0 = auto, -1 = off (optional column) */
 } xattn_config_row;
 /* config.c: fails (one line) when the header has CPU classes and this CPU's
  * class cannot be known (a malformed XATTN_CPU_CLASS); call before the lookup.
@@ -106,7 +113,18 @@ int xattn_variant_index(const char *name);          /* -1 if not compiled */
 int xattn_variant_nearest(const char *name);        /* nearest compiled, -1 if unparsable */
 void xattn_variant_dims(int v, int *bm, int *bn);
 
-typedef enum xattn_layout_kind { XATTN_LAYOUT_FLAT = 0, XATTN_LAYOUT_GQA = 1, XATTN_LAYOUT_KVSPLIT = 2 } xattn_layout_kind;
+typedef enum xattn_layout_kind {
+  XATTN_LAYOUT_FLAT = 0,
+  XATTN_LAYOUT_GQA = 1,
+  XATTN_LAYOUT_KVSPLIT = 2,
+  XATTN_LAYOUT_DECODE = 3
+} xattn_layout_kind;
+
+/* The decode layout holds every row of a request (E_b x H_Q) in one item;
+ * past this many rows a call asking for it runs gqa instead (its rows would
+ * no longer stay in L2). driver.c: 1 if p's longest request fits. */
+#define XATTN_DECODE_MAX_ROWS 2048
+int xattn_decode_fits(const xattn_problem *p);
 
 
 #endif

@@ -27,6 +27,7 @@ struct xattn_plan {
   xattn_layout_kind layout;
   xattn_schedule schedule;   /* static or dynamic */
   int threads;               /* as resolved (what xattn_resolve reports) */
+  int kv_splits, prefetch;   /* kvsplit / decode key-range splits, decode prefetch; 0 = auto */
 
   /* partition (driver.c) */
   xattn_run run;             /* everything but run.p, which each run sets */
@@ -48,7 +49,7 @@ xattn_status xattn_resolve_into(const xattn_problem *p, const xattn_options *opt
 /* driver.c: fills the partition fields of a plan whose shape and resolved
  * fields are set (XATTN_ERR_NOMEM on failure; xattn_plan_partition_free
  * cleans up either way), and runs a plan on a validated problem. */
-xattn_status xattn_plan_partition(xattn_plan *pl, int kv_splits);
+xattn_status xattn_plan_partition(xattn_plan *pl);
 void xattn_plan_partition_free(xattn_plan *pl);
 void xattn_plan_execute(const xattn_plan *pl, const xattn_problem *p, void *workspace);
 

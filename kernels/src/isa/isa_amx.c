@@ -277,5 +277,6 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
 
 #define HOOK_STAGE_DTYPE(dt) (dt) /* bf16 problems only: decode fp8 rows to bf16 */
 #include "isa/item.inc"
+#include "decode/decode.inc"
 
 XATTN_ISA_KERNELS(amx);

@@ -11,5 +11,6 @@
 #define PC 4
 #include "isa/kernels_f32.inc"
 #include "isa/item.inc"
+#include "decode/decode.inc"
 
 XATTN_ISA_KERNELS(avx2);

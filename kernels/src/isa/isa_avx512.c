@@ -15,5 +15,6 @@
 #endif
 #include "isa/kernels_f32.inc"
 #include "isa/item.inc"
+#include "decode/decode.inc"
 
 XATTN_ISA_KERNELS(avx512);

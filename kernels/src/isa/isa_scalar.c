@@ -12,5 +12,6 @@
 #define PC 4  /* PV block: dv vectors */
 #include "isa/kernels_f32.inc"
 #include "isa/item.inc"
+#include "decode/decode.inc"
 
 XATTN_ISA_KERNELS(scalar);

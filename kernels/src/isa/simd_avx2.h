@@ -32,6 +32,13 @@ static inline vmask v_mask_and_bytes(vmask m, const uint8_t *bytes) {
 #define V_MASK_AND_BYTES(m, bytes) v_mask_and_bytes((m), (const uint8_t *)(bytes))
 #define V_SELECT(m, a, b) _mm256_blendv_ps((b), (a), (m))
 #define V_IS_NEG_INF(v) _mm256_cmp_ps((v), _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ)
+/* sum of the lanes */
+static inline float V_HSUM(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
 
 /* 2^x as in simd_avx512.h; 2^n built in the exponent field. x is clamped to
  * -127, where the biased exponent is 0 and the result exactly 0. */

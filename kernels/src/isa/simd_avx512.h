@@ -23,6 +23,7 @@ typedef __mmask16 vmask;
   _mm512_kand((m), _mm_test_epi8_mask(_mm_loadu_si128((const __m128i *)(bytes)), _mm_set1_epi8(-1)))
 #define V_SELECT(m, a, b) _mm512_mask_blend_ps((m), (b), (a))
 #define V_IS_NEG_INF(v) _mm512_cmp_ps_mask((v), _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ)
+#define V_HSUM(v) _mm512_reduce_add_ps(v) /* sum of the lanes */
 
 /* 2^x: x = n + f, |f| <= 1/2, degree-7 Taylor of e^(f ln2) (rel. err < 1e-8
  * before rounding), scalef applies 2^n and underflows cleanly to 0 for x -> -inf.

@@ -58,6 +58,7 @@ static inline vmask V_MASK_AND_BYTES(vmask m, const uint8_t *b) {
 }
 static inline vf V_SELECT(vmask m, vf a, vf b) { return (vf)((m & (vmask)a) | (~m & (vmask)b)); }
 static inline vmask V_IS_NEG_INF(vf x) { return x == V_SET1(-INFINITY); }
+static inline float V_HSUM(vf x) { return (x[0] + x[1]) + (x[2] + x[3]); }
 static inline vf v_tanh(vf x) { return (vf){tanhf(x[0]), tanhf(x[1]), tanhf(x[2]), tanhf(x[3])}; }
 #else
 #include <math.h>
@@ -81,6 +82,7 @@ typedef int vmask;
 #define V_MASK_AND_BYTES(m, bytes) ((m) && *(const uint8_t *)(bytes))
 #define V_SELECT(m, a, b) ((m) ? (a) : (b))
 #define V_IS_NEG_INF(v) ((v) == -INFINITY)
+#define V_HSUM(v) (v)
 
 static inline vf v_tanh(vf x) { return tanhf(x); }
 

@@ -86,12 +86,16 @@ def _max_threads(points):
 # ---- roofline -------------------------------------------------------------------
 
 def _bytes_of(p):
-    """Compulsory bytes of one call, from the row's counters: 'bytes' if a bench
-    ever reports the full traffic, else xattn-bench's 'input_bytes' (q, k/v,
+    """Compulsory bytes of one call, from the row's counters: xattn-bench's
+    'bytes_must_read' (K/V rows visible to at least one query, q and o: the
+    real arithmetic intensity), else 'bytes' if a bench ever reports the full
+    traffic, else xattn-bench's 'input_bytes' (q, k/v,
     cache, token table, masks read once; the output write is not in it, so the
     intensity is a slight over-estimate), else bytes_per_second times the time.
     The workload's shape is not in the row: nothing else can give it without
     re-implementing the suite parser."""
+    if p.c.get("bytes_must_read"):
+        return p.c["bytes_must_read"], "counter bytes_must_read: visible K/V rows once, q and o"
     if p.c.get("bytes"):
         return p.c["bytes"], "counter bytes"
     if p.c.get("input_bytes"):
@@ -136,6 +140,14 @@ def roofline(ds, mem_bw=None, mem_bw_source="--mem-bw"):
     else:
         notes.append("no memory bandwidth in the results (context key like xattn_mem_bw_gbs, or --mem-bw / "
                      "--measure-bw): compute roofs only")
+    # the gather roof: each row's own (its token table, its slot layout, measured
+    # beside it); one line at the median, the range in the notes
+    gathers = sorted(p.c["gather_roof_gbps"] for p, _ in pts if p.c.get("gather_roof_gbps"))
+    gather = gathers[len(gathers) // 2] if gathers else None
+    if gather:
+        notes.append("gather roof: median %.1f GB/s over the rows (%.1f-%.1f; each row's own is in the table)"
+                     % (gather, gathers[0], gathers[-1]))
+        xmin = min(xmin, min(v for v, _, _ in roofs) / gather / 3)
     for v, s, d in roofs:
         notes.append("%s compute roof: %.1f GFLOP/s (%s)" % (d, v, s))
     notes.append("arithmetic intensity = FLOPs (docs/contract.md 5) / compulsory bytes (%s)" % ", ".join(sorted(sources)))
@@ -156,6 +168,10 @@ def roofline(ds, mem_bw=None, mem_bw_source="--mem-bw"):
                          % (bw, v, bw, v, 1 + i, quote("%s roof" % d)))
         else:
             plots.append("%g with lines lw 2 dt %d lc rgb '#333333' title %s" % (v, 1 + i, quote("%s peak" % d)))
+    if gather:
+        top = max(v for v, _, _ in roofs)
+        plots.append("(x*%g < %g ? x*%g : 1/0) with lines lw 2 dt 3 lc rgb '#aa3333' title %s"
+                     % (gather, top, gather, quote("gather roof %.1f GB/s" % gather)))
     groups = {}
     for p, ai in pts:
         groups.setdefault((p.get("impl"), p.get("dtype")), []).append((p, ai))
@@ -167,10 +183,13 @@ def roofline(ds, mem_bw=None, mem_bw_source="--mem-bw"):
         for p, ai in items:
             rows.append([p.get("suite"), p.get("wl"), p.get("dtype"), p.get("impl"), p.get("variant"),
                          p.get("threads"), _fmt(ai), _fmt(p.gflops),
-                         _fmt(100 * p.gflops / (peak16 if p.get("dtype") in ("bf16", "f16") and peak16 else peak32 or peak16))])
+                         _fmt(100 * p.gflops / (peak16 if p.get("dtype") in ("bf16", "f16") and peak16 else peak32 or peak16)),
+                         _fmt(p.c["gbps"]) if p.c.get("gbps") else "-",
+                         _fmt(p.c["pct_mem_roof"]) if p.c.get("pct_mem_roof") else "-"])
     body.append("plot " + ", \\\n     ".join(plots))
     return Figure(fid, title, blocks, "\n".join(body),
-                  ["suite", "workload", "dtype", "impl", "variant", "threads", "FLOP/byte", "GFLOP/s", "% of roof peak"],
+                  ["suite", "workload", "dtype", "impl", "variant", "threads", "FLOP/byte", "GFLOP/s", "% of roof peak",
+                   "GB/s", "% of gather roof"],
                   rows, notes)
 
 
