@@ -14,6 +14,7 @@ pkgs=(
   python3 python3-scipy python3-numpy python3-pytest  # the xattn Python package (python/) and its tests
   python3-venv                                        # scripts/make-venv.sh (peers: torch, onnxruntime)
   slurm-wlm munge                                     # fleet sweeps (scripts/fleet.sh) and their test on a local SLURM
+  clang libclang-rt-14-dev                            # libFuzzer targets of the loaders (scripts/fuzz.sh)
 )
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"

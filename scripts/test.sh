@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command of the README and of CI: installs dependencies, builds the
 # Release tree and runs the whole ctest suite, then an AddressSanitizer +
-# UndefinedBehaviorSanitizer build on the reduced suite, then the likwid-marker
+# UndefinedBehaviorSanitizer build on the reduced suite, libFuzzer targets for
+# every loader under the same sanitizers (scripts/fuzz.sh), then the likwid-marker
 # build's own tests, then the fleet test on a one-node SLURM started on
 # localhost (needs root; fails, never skips, when SLURM cannot start). Any
 # failure stops it with a non-zero exit.
@@ -39,6 +40,9 @@ cmake --build build/sanitize -j"$jobs"
 step "ASan+UBSan tests (label sanitize)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/sanitize --output-on-failure -j"$jobs" -L sanitize
+
+step "fuzz every loader: case folder, suite, tune cache (libFuzzer + ASan/UBSan, 20 s each; scripts/fuzz.sh)"
+scripts/fuzz.sh
 
 step "fleet test: local SLURM, two machines, requeue, merged header (tests/fleet/test_fleet.sh)"
 tests/fleet/test_fleet.sh

@@ -98,7 +98,7 @@ int xb_machine_name(const char *model, int cores, const char *topology_summary, 
   }
   char slug[200];
   xb_model_slug(model, slug, sizeof slug);
-  uint64_t h = xc_fnv1a64_str(XC_FNV1A64_OFFSET, model);
+  uint64_t h = xc_fnv1a64_str(XC_FNV1A64_BENCH_SEED, model); /* not _OFFSET: see hash.h */
   h = xc_fnv1a64_str(h, "\n");
   h = xc_fnv1a64_str(h, topology_summary);
   snprintf(out, outlen, "%s-%dc-%08x", slug, cores, (unsigned)(h >> 32));

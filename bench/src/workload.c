@@ -297,7 +297,7 @@ static int parse_batch(const ctx *c, const char *where, const cJSON *w, const pa
       for (int i = 0; keys[i]; i++) known |= strcmp(it->string, keys[i]) == 0;
       if (!known) return fail(c, f, "unknown field \"%s\" (requests, prefix, extend, encoder, seed)", it->string);
     }
-    int64_t nreq = 0, seed = (int64_t)((pp->seed ^ xc_fnv1a64_str(XC_FNV1A64_OFFSET, name)) & 0x1FFFFFFFFFFFFFull);
+    int64_t nreq = 0, seed = (int64_t)((pp->seed ^ xc_fnv1a64_str(XC_FNV1A64_BENCH_SEED, name)) & 0x1FFFFFFFFFFFFFull);
     char g[300];
     snprintf(g, sizeof g, "%s.requests", f);
     if (get_int(c, g, cJSON_GetObjectItemCaseSensitive(gen, "requests"), 1, MAX_BATCH, &nreq)) return -1;

@@ -46,7 +46,10 @@ static int cpu_has(const char *f, size_t n) {
   __builtin_cpu_init();
   if (IS("avx2")) return !!__builtin_cpu_supports("avx2");
   if (IS("fma")) return !!__builtin_cpu_supports("fma");
-  if (IS("f16c")) return !!__builtin_cpu_supports("f16c");
+  if (IS("f16c")) { /* CPUID.1:ECX bit 29 (clang 14's __builtin_cpu_supports does not know "f16c") */
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1u);
+  }
   if (IS("avx512f")) return !!__builtin_cpu_supports("avx512f");
   if (IS("avx512bw")) return !!__builtin_cpu_supports("avx512bw");
   if (IS("avx512vl")) return !!__builtin_cpu_supports("avx512vl");

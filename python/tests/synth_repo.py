@@ -23,7 +23,9 @@ nothing else; the tools under test run with the package on PYTHONPATH.
 
 Every invocation appends '<commit> reps=<R> min_time=<S>' to $SYNTH_BENCH_LOG;
 with $SYNTH_BENCH_KILL_AT=<commit12> the program kills its parent (the tool
-under test) with SIGKILL when it runs for that commit: a killed run, on cue.
+under test) with SIGKILL when it runs for that commit: a killed run, on cue;
+$SYNTH_BENCH_MACHINE replaces the machine name it reports (a version that
+names the machine differently).
 """
 import os
 import subprocess
@@ -83,7 +85,8 @@ if a.benchmark_filter:
     rows = [r for r in rows if re.search(a.benchmark_filter, r[0])]
 seed = zlib.crc32(("%%s %%d" %% (COMMIT, count)).encode())
 synth.write(a.benchmark_out, synth.make_results(seed, reps=a.repetitions, noise=0.01, slowdown=SLOWDOWN,
-                                                rows=rows, commit=COMMIT))
+                                                rows=rows, commit=COMMIT,
+                                                machine=os.environ.get("SYNTH_BENCH_MACHINE", synth.MACHINE)))
 '''
 
 BROKEN = "\ndef broken(:\n"  # appended to bench.py in the commit that does not build

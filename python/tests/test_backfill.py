@@ -153,9 +153,53 @@ class BackfillStepsBisectTest(unittest.TestCase):
         rc, out, err = self.tool("bisect", self.shas[5], self.shas[2], "--no-store", "--work-dir", self.work)
         self.assertEqual(rc, 2)
         self.assertIn("not an ancestor", err)
+        # a version that spells the machine's name differently: stored under --machine, its name kept
+        other = os.path.join(self.tmp, "results-renamed")
+        rc, out, err = self.tool("history", "run", "HEAD", "--last", "2", "--reps", "1", "--round-reps", "2",
+                                 "--results-dir", other, "--work-dir", self.work, "--machine", synth.MACHINE,
+                                 env={"SYNTH_BENCH_MACHINE": "renamed-cpu-2c-00000000"})
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(os.listdir(other), [synth.MACHINE])
+        for c in self.short[-2:]:
+            [name] = os.listdir(os.path.join(other, synth.MACHINE, c))
+            with open(os.path.join(other, synth.MACHINE, c, name)) as f:
+                ctx = json.load(f)["context"]
+            self.assertEqual((ctx["xattn_machine"], ctx["xattn_machine_reported"]),
+                             (synth.MACHINE, "renamed-cpu-2c-00000000"))
         rc, out, err = self.tool("history", "run", "no-such-rev", "--results-dir", self.results)
         self.assertEqual(rc, 2)
         self.assertIn("REV_RANGE 'no-such-rev'", err)
+
+
+
+class RangeTest(unittest.TestCase):
+    """Which commits `history run` takes from a range, on a history with a merge
+    (no builds: backfill.commits_of_range only)."""
+
+    def test_first_parent_and_all_parents(self):
+        from xattn.perf import backfill
+        repo = tempfile.mkdtemp(prefix="xattn-range-test-")
+        try:
+            g = lambda *a: synth_repo.git(repo, "-c", "user.name=t", "-c", "user.email=t@t", *a)
+            g("init", "-q", "-b", "main")
+            for name in ("a", "b"):
+                g("commit", "-q", "--allow-empty", "-m", name)
+            g("checkout", "-q", "-b", "side", "HEAD~1")
+            g("commit", "-q", "--allow-empty", "-m", "side")
+            g("checkout", "-q", "main")
+            g("merge", "-q", "--no-ff", "-m", "merge side", "side")
+            g("commit", "-q", "--allow-empty", "-m", "c")
+            subjects = lambda cs: [s for _, s in cs]
+            self.assertEqual(subjects(backfill.commits_of_range(repo, "main", last=3)), ["b", "merge side", "c"])
+            self.assertEqual(subjects(backfill.commits_of_range(repo, "main~2..main")), ["merge side", "c"])
+            self.assertEqual(subjects(backfill.commits_of_range(repo, "main~2..main", all_parents=True)),
+                             ["side", "merge side", "c"])
+            # every 2nd counting back from the newest of a, b, merge side, c
+            self.assertEqual(subjects(backfill.commits_of_range(repo, "main", last=4, every=2)), ["b", "c"])
+            with self.assertRaises(backfill.RangeError):
+                backfill.commits_of_range(repo, "main..main")
+        finally:
+            shutil.rmtree(repo, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -205,6 +205,9 @@ def validate_benchmark_json(path, data):
             raise ResultsError("%s: benchmarks[%d] is not an object" % (path, i))
         if not isinstance(row.get("name"), str):
             raise ResultsError("%s: benchmarks[%d] has no 'name' string" % (path, i))
+        for key in ("run_name", "run_type", "aggregate_name"):  # names rows are grouped by
+            if key in row and not isinstance(row[key], str):
+                raise ResultsError("%s: benchmarks[%d] (%s): %s is not a string" % (path, i, row["name"], key))
         if row.get("error_occurred"):
             continue
         for key in ("real_time", "time_unit"):
@@ -217,7 +220,7 @@ def validate_benchmark_json(path, data):
         if not math.isfinite(row["real_time"]) or row["real_time"] <= 0:
             raise ResultsError("%s: benchmarks[%d] (%s): real_time %r is not a positive finite time"
                                % (path, i, row["name"], row["real_time"]))
-        if row["time_unit"] not in _TIME_UNIT_SECONDS:
+        if not isinstance(row["time_unit"], str) or row["time_unit"] not in _TIME_UNIT_SECONDS:
             raise ResultsError("%s: benchmarks[%d] (%s): unknown time_unit %r"
                                % (path, i, row["name"], row["time_unit"]))
 

@@ -27,24 +27,27 @@ class RangeError(Exception):
     """A revision range that names no commits; str() is one line."""
 
 
-def commits_of_range(repo, rev_range, last=None, every=1):
+def commits_of_range(repo, rev_range, last=None, every=1, all_parents=False):
     """[(full sha, subject)] oldest first. rev_range is 'A..B' (the first-parent
     commits after A up to B, as git rev-list lists them) or one revision REV:
     that commit, or with last=N the N first-parent commits ending at REV.
+    all_parents: every commit of the range (merged branches too, newest by
+    commit date first, as git rev-list orders them), not only first parents.
     every=N keeps every Nth commit counting back from the newest (which is
     always kept)."""
+    walk = [] if all_parents else ["--first-parent"]
     if ".." in rev_range:
         if last:
             raise RangeError("--last applies to a single revision, not to the range %r" % rev_range)
-        args = ["rev-list", "--first-parent", "--reverse", rev_range]
+        args = ["rev-list"] + walk + [rev_range]
     else:
         if not gitbuild.resolve(rev_range, repo):
             raise RangeError("REV_RANGE %r: not a git revision of %s" % (rev_range, repo))
-        args = ["rev-list", "--first-parent", "--reverse", "-n", str(last or 1), rev_range]
+        args = ["rev-list"] + walk + ["-n", str(last or 1), rev_range]
     p = subprocess.run(["git"] + args, cwd=repo, capture_output=True, text=True)
     if p.returncode != 0:
         raise RangeError("REV_RANGE %r: %s" % (rev_range, (p.stderr.strip().splitlines() or ["git rev-list failed"])[-1]))
-    shas = p.stdout.split()
+    shas = p.stdout.split()[::-1]  # oldest first
     if not shas:
         raise RangeError("REV_RANGE %r: no commits" % rev_range)
     if every > 1:
@@ -147,9 +150,17 @@ class Backfill:
         if not commit.startswith(sha[:12]):
             raise runner.RunError("commit %s: its xattn-bench reports commit %r (a dirty or foreign build?); "
                                   "not stored" % (sha[:12], commit))
-        if self.machine and machine != self.machine:
-            raise runner.RunError("commit %s: its xattn-bench names the machine %r, not %r; not stored"
-                                  % (sha[:12], machine, self.machine))
+        if self.opts.get("machine") and machine != self.opts["machine"]:
+            # --machine names this machine: a version that spells the name
+            # differently is stored under it, its own spelling kept beside
+            self.say("commit %s: its xattn-bench names this machine %r; stored as %r (--machine)"
+                     % (sha[:12], machine, self.opts["machine"]))
+            ctx["xattn_machine_reported"] = machine
+            ctx["xattn_machine"] = machine = self.opts["machine"]
+        elif self.machine and machine != self.machine:
+            raise runner.RunError("commit %s: its xattn-bench names the machine %r, not %r as the others; not "
+                                  "stored (if it is this machine under another name, pass --machine %s)"
+                                  % (sha[:12], machine, self.machine, self.machine))
         self.machine = machine
         return store_json(self.results_dir, machine, commit, self.label, data)
 

@@ -52,10 +52,15 @@ def parse_args(argv):
                     help="A..B (first-parent commits after A up to B) or one revision (with --last N: the N "
                          "commits ending there)")
     pr.add_argument("--last", type=int, metavar="N", help="the N first-parent commits ending at REV_RANGE")
+    pr.add_argument("--all-parents", action="store_true",
+                    help="every commit of the range, merged branches too (git rev-list order), "
+                         "not only the first-parent line")
     pr.add_argument("--every", type=int, default=1, metavar="N",
                     help="measure every Nth commit, counting back from the newest (default 1: all)")
     pr.add_argument("--machine", help="this machine's name as xattn-bench stores it (skips the probe run "
-                                      "that finds it when some commits were measured before)")
+                                      "that finds it when some commits were measured before); a commit whose "
+                                      "xattn-bench spells it differently is stored under this name, its own "
+                                      "kept as context xattn_machine_reported")
     pr.add_argument("--results-dir", help="where runs are stored (default $XATTN_RESULTS_DIR or <repo>/results)")
     cli_options.add_run_options(pr, reps=3, round_reps=3)
     cli_options.add_build_options(pr)
@@ -200,7 +205,7 @@ def cmd_run(a):
     if not repo:
         return _refuse("run: not inside a git repository")
     try:
-        commits = backfill.commits_of_range(repo, a.rev_range, a.last, a.every)
+        commits = backfill.commits_of_range(repo, a.rev_range, a.last, a.every, a.all_parents)
     except backfill.RangeError as e:
         return _refuse(str(e))
     work = a.work_dir or os.path.join(repo, "build-compare")
