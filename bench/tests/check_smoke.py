@@ -26,7 +26,7 @@ def check(cond, msg):
 
 with tempfile.TemporaryDirectory() as results:
     cmd = [bench, "--suite", suite, "--results-dir", results, "--label", "ctest smoke",
-           "--repetitions", "3", "--peak-seconds", "0.01", "--check", "--benchmark_min_time=0.01"] + extra
+           "--repetitions", "3", "--peak-seconds", "0.01", "--roof-seconds", "0.01", "--check", "--benchmark_min_time=0.01"] + extra
     print("running:", " ".join(cmd))
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     print(run.stderr[-3000:])
@@ -65,7 +65,8 @@ with tempfile.TemporaryDirectory() as results:
             impls.add(impl)
             need = ["gflops", "pct_peak", "flops"]
             if impl != "peak":
-                need += ["tokens_per_s", "visible_pairs"]
+                need += ["tokens_per_s", "visible_pairs", "bytes_must_read", "gbps", "pct_mem_roof",
+                         "gather_roof_gbps", "stream_roof_gbps"]
             if impl == "xattn":
                 need += ["speedup_vs_blas"]
             for c in need:
@@ -74,6 +75,8 @@ with tempfile.TemporaryDirectory() as results:
                 check(r["gflops"] > 0, f"{r['name']}: gflops > 0")
                 if impl != "peak":
                     check(r["visible_pairs"] > 0, f"{r['name']}: visible_pairs > 0")
+                    check(r["bytes_must_read"] > 0 and r["gather_roof_gbps"] > 0 and r["pct_mem_roof"] > 0,
+                          f"{r['name']}: bytes_must_read, gather roof and pct_mem_roof > 0")
         check({"xattn", "blas", "peak"} <= impls, f"impls present: {impls}")
         medians = [r for r in rows if r.get("aggregate_name") == "median"]
         check(len(medians) > 0, "median aggregates present")
