@@ -165,6 +165,7 @@ xattn_status xattn_drive(const xattn_problem *p, const xattn_isa_kernels *isa, i
   run.cap2 = p->logit_cap > 0.0f ? p->logit_cap * XATTN_LOG2E : 0.0f;
   const int decode = layout == XATTN_LAYOUT_DECODE;
   run.prefetch = !decode || prefetch < 0 ? 0 : prefetch > 0 ? prefetch : auto_prefetch_tokens(p);
+  if (run.prefetch > (1 << 16)) run.prefetch = 1 << 16; /* beyond any use; keeps t0 + prefetch in int32 */
   if (layout == XATTN_LAYOUT_FLAT) {
     run.heads_per_item = 1;
   } else if (decode) {
