@@ -8,6 +8,9 @@
 #   5. tuned vs default in ONE run (xattn-tune compare in the release build: per class,
 #      default rows as explicit options vs the compiled-in tuned header, interleaved ABBA,
 #      same cores) -> Markdown + JSON report (the JSON feeds `xattn plot`'s tune-report figure)
+#      tune/release_check.py holds that verdict: a tuned class slower beyond the noise is
+#      dropped from the header and the release build rebuilt and measured again
+#      (--on-slower fail: the release fails instead)
 #   6. (--bench) xattn-bench on the same suites in both builds (labels default-header and
 #      tuned-header, Google Benchmark JSON in results/) for `xattn plot`'s tuned figure
 # Everything lands in results/<machine>/<commit>/<UTC stamp>_*. Measurements are cached
@@ -16,7 +19,8 @@
 #
 # usage: tune/release.sh [--suite NAME]... [--budget 12m] [--reps 15] [--jobs 2] [--bench]
 #                        [--tune-build DIR] [--release-build DIR] [--results DIR] [--fresh]
-#                        [--bench-args "ARGS"] [--cache-tag TAG] [-- extra xattn-tune run args]
+#                        [--bench-args "ARGS"] [--cache-tag TAG] [--on-slower drop|fail]
+#                        [-- extra xattn-tune run args]
 # --results: the results tree (default: the source tree's results/); a fleet job
 # (scripts/fleet.sh) points it at the fleet's shared folder. --bench-args: more
 # xattn-bench flags for step 6 (e.g. "--repetitions 2 --threads 1" for a smoke run).
@@ -35,6 +39,7 @@ RESULTS="$ROOT/results"
 FRESH=()
 EXTRA=()
 BENCH=0
+ON_SLOWER=drop
 BENCH_ARGS=()
 CACHE_TAG=""
 while [ $# -gt 0 ]; do
@@ -50,8 +55,9 @@ while [ $# -gt 0 ]; do
     --cache-tag) CACHE_TAG="-$2"; shift 2 ;;
     --fresh) FRESH=(--fresh); shift ;;
     --bench) BENCH=1; shift ;;
+    --on-slower) ON_SLOWER="$2"; shift 2 ;;
     --) shift; EXTRA=("$@"); break ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "release.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -111,6 +117,20 @@ PY
 step "5/5 tuned vs default, one interleaved run ($REPS reps each side)"
 "$REL_TUNE" compare "${SUITE_ARGS[@]}" --baseline "$DEFAULT_HEADER" --reps "$REPS" \
             --report "$OUT/${STAMP}_tuned-vs-default.md" --json "$OUT/${STAMP}_tuned-vs-default.json"
+# the check holds its own verdict: a tuned class it finds slower beyond the
+# noise is dropped from the header (then rebuild and measure again), or, with
+# --on-slower fail, the release fails
+for round in 1 2 3; do
+  rc=0
+  "$ROOT/tune/release_check.py" "$OUT/${STAMP}_tuned-vs-default.json" "$HDR" --on-slower "$ON_SLOWER" || rc=$?
+  [ "$rc" = 0 ] && break
+  [ "$rc" = 10 ] || { echo "release.sh: the release check refused the tuned header (see above)" >&2; exit 1; }
+  [ "$round" = 3 ] && { echo "release.sh: still slower rows after dropping twice" >&2; exit 1; }
+  step "5/5 rebuilding with the slower rows dropped and checking again"
+  cmake --build "$REL_BUILD" -j"$JOBS" --target xattn-tune xattn_cli >/dev/null
+  "$REL_TUNE" compare "${SUITE_ARGS[@]}" --baseline "$DEFAULT_HEADER" --reps "$REPS" \
+              --report "$OUT/${STAMP}_tuned-vs-default.md" --json "$OUT/${STAMP}_tuned-vs-default.json"
+done
 
 if [ "$BENCH" = 1 ]; then
   step "6/6 xattn-bench on ${SUITES[*]} with the default and the tuned header"

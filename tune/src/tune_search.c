@@ -46,7 +46,9 @@ void tune_settings_init(tune_settings *s) {
 }
 
 int tune_should_adopt(tune_ratio r, double threshold) {
-  return r.ratio >= 1.0 + threshold && r.lo > 1.0;
+  /* an interval like [1.245, 551.692] says the measurements disagree with each
+     other by orders of magnitude: no evidence of any particular speedup */
+  return r.ratio >= 1.0 + threshold && r.lo > 1.0 && r.hi <= TUNE_MAX_CI_SPREAD * r.lo;
 }
 
 enum { ST_OK = 0, ST_REJECTED = 1, ST_UNSUPPORTED = 2, ST_BUDGET = 3, ST_FAILED = 4 };

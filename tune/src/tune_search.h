@@ -62,8 +62,10 @@ typedef struct tune_result {
 int tune_class_run(const tune_class *cls, const tune_cand *cands, int n, const tune_settings *set,
                    tune_budget *budget, tune_store *store, const tune_eval *ev, tune_result *out);
 
-/* The decision rule, alone (tested): adopt iff ratio >= 1 + threshold and the
- * interval's low end is above 1 (faster beyond the noise). */
+/* The decision rule, alone (tested): adopt iff ratio >= 1 + threshold, the
+ * interval's low end is above 1 (faster beyond the noise) and the interval is
+ * narrow enough to be evidence (hi <= TUNE_MAX_CI_SPREAD x lo). */
+#define TUNE_MAX_CI_SPREAD 1.5
 int tune_should_adopt(tune_ratio r, double threshold);
 
 #endif

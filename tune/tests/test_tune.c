@@ -395,6 +395,12 @@ static int test_decision(void) {
   CHECK(!tune_should_adopt(r, 0.03), "win inside the noise adopted");
   r = (tune_ratio){1.02, 1.01, 1.03};
   CHECK(!tune_should_adopt(r, 0.03), "win below the threshold adopted");
+  /* issue 12: the smoke suite adopted rows with intervals like [1.245, 551.692]
+     (a "162x speedup"); so wide an interval is no evidence */
+  r.ratio = 162.0, r.lo = 1.245, r.hi = 551.692;
+  CHECK(!tune_should_adopt(r, 0.03), "a 162x win with CI [1.245, 551.692] adopted");
+  r.ratio = 1.09, r.lo = 1.019, r.hi = 1.129;
+  CHECK(tune_should_adopt(r, 0.03), "a 1.09x win with CI [1.019, 1.129] refused");
   /* paired bootstrap: a 10% win under load that drifts 4x, shared by both
    * members of each pair, is clear when pairs are kept, lost when not */
   {
