@@ -20,9 +20,48 @@ static inline float xattn_fp8_scale(const xattn_problem *p, int v, int64_t token
   return per ? s * per[token * p->heads_kv + h] : s;
 }
 
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#include <immintrin.h>
+#define XATTN_FP8_GATHER 1
+/* 16 codes (the first n) through the table with one gather, times scale. */
+static inline __m512 xattn_fp8_gather16(const uint8_t *src, int n, const float *table, float scale, __mmask16 *k) {
+  *k = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1u);
+  const __m512i idx = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(*k, src));
+  return _mm512_mul_ps(_mm512_mask_i32gather_ps(_mm512_setzero_ps(), *k, idx, table, 4), _mm512_set1_ps(scale));
+}
+#endif
+
 /* dst[i] = table[src[i]] * scale for n codes (one rounding, in f32). */
 static inline void xattn_fp8_decode_f32(float *dst, const uint8_t *src, int n, const float *table, float scale) {
-  for (int i = 0; i < n; i++) dst[i] = table[src[i]] * scale;
+  int i = 0;
+#ifdef XATTN_FP8_GATHER
+  for (; i < n; i += 16) {
+    __mmask16 k;
+    const __m512 v = xattn_fp8_gather16(src + i, n - i, table, scale, &k);
+    _mm512_mask_storeu_ps(dst + i, k, v);
+  }
+#endif
+  for (; i < n; i++) dst[i] = table[src[i]] * scale;
+}
+
+/* dst[i] = bf16(table[src[i]] * scale), round to nearest even, inline (the
+ * bf16-dot ISAs' staging; a call per element to xattn_f32_to_bf16 made fp8
+ * decode slower than reading twice the bytes of a bf16 cache). */
+static inline void xattn_fp8_decode_bf16(uint16_t *dst, const uint8_t *src, int n, const float *table, float scale) {
+  int i = 0;
+#ifdef XATTN_FP8_GATHER
+  for (; i < n; i += 16) { /* the same rounding, 16 lanes at a time */
+    __mmask16 k;
+    const __m512i u = _mm512_castps_si512(xattn_fp8_gather16(src + i, n - i, table, scale, &k));
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
+    _mm256_mask_storeu_epi16(dst + i, k, _mm512_cvtepi32_epi16(r));
+  }
+#endif
+  for (; i < n; i++) {
+    union { float f; uint32_t u; } x = {table[src[i]] * scale};
+    dst[i] = (uint16_t)((x.u + 0x7fffu + ((x.u >> 16) & 1u)) >> 16);
+  }
 }
 
 #endif
