@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include "xattn/xattn_introspect.h"
 #include <pthread.h>
@@ -988,6 +989,11 @@ static void decode_split_merge_exact(void) {
               windows[wi][0], splits[k], worst);
         n_runs++;
       }
+      /* absurd split counts and prefetch distances are clamped, not overflowed */
+      tp_exec ex = {name, "64x64", "decode", 2, XATTN_SCHED_AUTO, INT_MAX, INT_MAX};
+      r = tp_run_check(&tp, &ex, &st);
+      CHECK(st == XATTN_OK && tp_ok(&r), "%s INT_MAX splits / prefetch: status %d, %lld bad", name, (int)st,
+            (long long)r.bad);
       free(whole);
       tp_free(&tp);
     }

@@ -159,6 +159,7 @@ static void init_run(xattn_plan *pl) {
   run->cap2 = p->logit_cap > 0.0f ? p->logit_cap * XATTN_LOG2E : 0.0f;
   const int decode = pl->layout == XATTN_LAYOUT_DECODE;
   run->prefetch = !decode || pl->prefetch < 0 ? 0 : pl->prefetch > 0 ? pl->prefetch : auto_prefetch_tokens(p);
+  if (run->prefetch > (1 << 16)) run->prefetch = 1 << 16; /* beyond any use; keeps t0 + prefetch in int32 */
   if (pl->layout == XATTN_LAYOUT_FLAT) {
     run->heads_per_item = 1;
   } else if (decode) {
