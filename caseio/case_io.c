@@ -608,9 +608,9 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
   if (strided[3]) p->k_cache_block_stride = strides[3][2];
   if (strided[4]) p->v_cache_block_stride = strides[4][2];
   p->cache_slots = slots;
-  p->o = NULL;
-  p->o_token_stride = hq * dv;
-  p->o_head_stride = dv;
+  p->o.data = NULL;
+  p->o.token_stride = hq * dv;
+  p->o.head_stride = dv;
   p->req_to_token = c->req_to_token.data;
   p->req_to_token_type = c->req_to_token.dtype == NPY_I8 ? XATTN_I64 : XATTN_I32;
   p->max_reqs = c->req_to_token.shape[0];
@@ -626,9 +626,9 @@ xattn_status xattn_case_load(const char *dir, xattn_case *c, char *err, size_t e
   /* every semantic rule belongs to the library: ask it, with a scratch o so
    * that a NULL output is not what it complains about */
   float o_probe;
-  p->o = &o_probe;
+  p->o.data = &o_probe;
   st = xattn_validate(p);
-  p->o = NULL;
+  p->o.data = NULL;
   if (st != XATTN_OK) {
     err_line(err, errlen, "%s: %s", dir, xattn_last_error());
     goto fail;
@@ -720,7 +720,7 @@ static int save_npy(const char *dir, const char *name, npy_dtype t, int ndim, co
 xattn_status xattn_case_save(const char *dir, const xattn_problem *p, char *err, size_t errlen) {
   xattn_problem probe = *p;
   float o_probe;
-  if (!probe.o) probe.o = &o_probe; /* the output is not part of a case */
+  if (!probe.o.data) probe.o.data = &o_probe; /* the output is not part of a case */
   xattn_status st = xattn_validate(&probe);
   if (st != XATTN_OK) {
     err_line(err, errlen, "%s: %s", dir, xattn_last_error());

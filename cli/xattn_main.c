@@ -27,6 +27,7 @@
 #include "xattn_common/files.h"
 #include "case_io.h"
 #include "xattn/xattn.h"
+#include "xattn/xattn_introspect.h"
 
 #ifndef XATTN_GIT_COMMIT
 #define XATTN_GIT_COMMIT "unknown"
@@ -169,7 +170,7 @@ static int cmd_run(int argc, char **argv) {
       fprintf(stderr, "xattn: %s: out of memory for the reference\n", dir);
       goto done;
     }
-    p->o = o; /* the reference ignores o, but its validation wants a non-NULL one */
+    p->o.data = o; /* the reference ignores o, but its validation wants a non-NULL one */
     if (xattn_reference(p, ref) != XATTN_OK) {
       fprintf(stderr, "xattn: %s: %s\n", dir, xattn_last_error());
       goto done;
@@ -178,7 +179,7 @@ static int cmd_run(int argc, char **argv) {
     what = "reference";
     snprintf(desc, sizeof desc, "fp64 reference%s", reference_f64 ? ", stored as f64" : "");
   } else {
-    p->o = o;
+    p->o.data = o;
     const char *variant = "?", *layout = "?", *isa = "?";
     int threads = 0;
     if (xattn_resolve(p, &opts, &variant, &layout, &isa, &threads) != XATTN_OK ||

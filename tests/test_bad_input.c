@@ -148,7 +148,7 @@ static int apply(kind k, tproblem *tp, xattn_problem *p, xattn_options *o) {
     case NULL_Q: p->q.data = NULL; break;
     case NULL_K_EXT: p->k_ext.data = NULL; break;
     case NULL_V_EXT: p->v_ext.data = NULL; break;
-    case NULL_O: p->o = NULL; break;
+    case NULL_O: p->o.data = NULL; break;
     case NULL_TABLE: p->req_to_token = NULL; break;
     case NULL_K_CACHE: p->k_cache.data = NULL; break;
     case NULL_V_CACHE: p->v_cache.data = NULL; break;
@@ -170,7 +170,7 @@ static int apply(kind k, tproblem *tp, xattn_problem *p, xattn_options *o) {
     case Q_TOKEN_STRIDE_SMALL: p->q.token_stride = (int64_t)p->heads_q * p->head_dim - 1; break;
     case Q_HEAD_STRIDE_SMALL: p->q.head_stride = p->head_dim - 1; break;
     case K_CACHE_NEG_HEAD_STRIDE: p->k_cache.head_stride = -p->head_dim; break;
-    case O_OVERLAP: p->o_token_stride = p->o_head_stride; break;
+    case O_OVERLAP: p->o.token_stride = p->o.head_stride; break;
     case V_EXT_ZERO_STRIDE: p->v_ext.token_stride = 0; break;
     case K_EXT_NEG_TOKEN_STRIDE: p->k_ext.token_stride = -p->k_ext.token_stride; break;
     case V_CACHE_OVERLAP: p->v_cache.head_stride = p->head_dim_v / 2; break;

@@ -48,7 +48,7 @@ int main(void) {
         size_t row = (size_t)tp.p.heads_q * (size_t)tp.p.head_dim_v;
         double *ref = malloc(sizeof(double) * row * (size_t)(c.problem.total_tokens + 1));
         float probe;
-        c.problem.o = &probe;
+        c.problem.o.data = &probe;
         int same = xattn_reference(&c.problem, ref) == XATTN_OK;
         for (int b = 0, t = 0; same && b < tp.p.batch; ++b)
           for (int i = 0; i < tp.extend[b]; ++i, ++t)

@@ -1,4 +1,5 @@
-/* Named correctness checks, one ctest each: `test_named NAME`.
+/* Named correctness checks, one ctest each: `test_named NAME`; `test_named
+ * --list` prints the names, and ctest's list is read from it.
  *
  * Every check runs its problems under the smoke run list (every runnable ISA,
  * variant, layout and kv_splits at least once; XATTN_TEST_LEVEL=reduced or full
@@ -8,28 +9,21 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <float.h>
+#include <limits.h>
 #include <math.h>
+#include "xattn/xattn_introspect.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/check.h"
 #include "support/tproblem.h"
 
 static long n_problems, n_runs, n_checks, n_failures;
 static tp_exec *g_execs, *g_smoke, *g_layouts;
 static int g_nexec, g_nsmoke, g_nlayouts;
 
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    n_checks++;                                            \
-    if (!(cond)) {                                         \
-      n_failures++;                                        \
-      printf("FAIL %s:%d: ", __func__, __LINE__);          \
-      printf(__VA_ARGS__);                                 \
-      printf("\n");                                        \
-    }                                                      \
-  } while (0)
 
 static const tp_mask M_CAUSAL = {XATTN_F32, XATTN_MODE_CAUSAL, XATTN_ALIGN_BOTTOM_RIGHT, -1, -1, 0, 0, 0, 0};
 
@@ -756,14 +750,14 @@ static void paged_cache_bitwise_equals_slot_table(void) {
         tp_exec_options(&g_smoke[i], &o);
         tp_reset_output(&tp);
         xattn_status st = xattn_extend_attention(p, &o);
-        memcpy(paged_out, p->o, out_bytes);
+        memcpy(paged_out, p->o.data, out_bytes);
         tp_reset_output(&tp);
         xattn_status st2 = xattn_extend_attention(&slot, &o);
         n_runs += 2;
         char e[160];
         tp_exec_describe(&g_smoke[i], e, sizeof e);
         CHECK(st == XATTN_OK && st2 == XATTN_OK, "%s: %s", e, xattn_last_error());
-        CHECK(memcmp(paged_out, p->o, out_bytes) == 0, "%s %s dtype %s: paged and slot-table outputs differ", e,
+        CHECK(memcmp(paged_out, p->o.data, out_bytes) == 0, "%s %s dtype %s: paged and slot-table outputs differ", e,
               xattn_mode_name(modes[k]), xattn_dtype_name((xattn_dtype)dt));
         tp_result r = tp_check(&tp);
         CHECK(tp_ok(&r), "%s: slot-table run disagrees with the reference", e);
@@ -879,8 +873,8 @@ static void fp8_codes_through_kernels(void) {
         p.cache_dtype = fmt;
         p.k_scale = 0.25f;
         p.v_scale = 0.5f;
-        p.o = o;
-        p.o_token_stride = p.o_head_stride = D;
+        p.o.data = o;
+        p.o.token_stride = p.o.head_stride = D;
         p.req_to_token = table;
         p.max_reqs = B;
         p.max_ctx = 2;
@@ -995,6 +989,11 @@ static void decode_split_merge_exact(void) {
               windows[wi][0], splits[k], worst);
         n_runs++;
       }
+      /* absurd split counts and prefetch distances are clamped, not overflowed */
+      tp_exec ex = {name, "64x64", "decode", 2, XATTN_SCHED_AUTO, INT_MAX, INT_MAX};
+      r = tp_run_check(&tp, &ex, &st);
+      CHECK(st == XATTN_OK && tp_ok(&r), "%s INT_MAX splits / prefetch: status %d, %lld bad", name, (int)st,
+            (long long)r.bad);
       free(whole);
       tp_free(&tp);
     }
@@ -1073,8 +1072,12 @@ static const struct {
 };
 
 int main(int argc, char **argv) {
+  if (argc == 2 && !strcmp(argv[1], "--list")) { /* ctest's list (tests/CMakeLists.txt) */
+    for (size_t i = 0; i < sizeof tests / sizeof *tests; ++i) printf("%s\n", tests[i].name);
+    return 0;
+  }
   if (argc != 2) {
-    fprintf(stderr, "usage: test_named NAME\n");
+    fprintf(stderr, "usage: test_named NAME | --list\n");
     return 2;
   }
   /* the differential grid covers the cross product; the named checks run the

@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "xattn/xattn.h"
+#include "xattn/xattn_introspect.h"
 #include "xattn_bench/machine.h"
 #include "xattn_bench/peak.h"
 #include "xattn_bench/problem.h"

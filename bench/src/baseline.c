@@ -128,8 +128,8 @@ static void one_head(const xattn_problem *p, int32_t b, int32_t h, const scratch
                 0.0f, o, DV);
   }
   for (int32_t i = 0; i < E; i++) {
-    const int64_t ob = (start + i) * p->o_token_stride + (int64_t)h * p->o_head_stride;
-    for (int32_t d = 0; d < DV; d++) xb_element_store(p->o, p->dtype, ob + d, sc->o[(int64_t)i * DV + d]);
+    const int64_t ob = (start + i) * p->o.token_stride + (int64_t)h * p->o.head_stride;
+    for (int32_t d = 0; d < DV; d++) xb_element_store((void *)(uintptr_t)p->o.data, /* the output */ p->dtype, ob + d, sc->o[(int64_t)i * DV + d]);
   }
 }
 

@@ -1,6 +1,7 @@
 /* xattn-bench's C side: flags, rows, one call per row, shared tables. */
 #define _GNU_SOURCE
 #include "bench_run.h"
+#include "xattn/xattn_introspect.h"
 
 #include "xattn_bench/machine.h"
 #include "xattn_bench/mask.h"
@@ -88,6 +89,98 @@ static int name_list(const char *flag, char *val, const char **out, int count, c
   return n;
 }
 
+/* A number in [lo, hi] (lo_open: (lo, hi]); one line in err otherwise. */
+static int parse_double_in(const char *key, const char *val, double lo, int lo_open, double hi, double *out,
+                           char *err, size_t errlen) {
+  char *end;
+  const double v = strtod(val, &end);
+  if (end == val || *end || !(lo_open ? v > lo : v >= lo) || !(v <= hi)) {
+    if (hi < 1e300) snprintf(err, errlen, "--%s: \"%s\" is not in %c%g, %g]", key, val, lo_open ? '(' : '[', lo, hi);
+    else snprintf(err, errlen, "--%s: \"%s\" is not a number >= %g", key, val, lo);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+/* One --key value pair. 0, or -1 with one line in err. */
+static int apply_option(xb_options *o, const char *key, char *val, const char **placements, char *err,
+                        size_t errlen) {
+  if (strcmp(key, "suite") == 0) o->suite = val;
+  else if (strcmp(key, "workloads") == 0) o->workloads = val;
+  else if (strcmp(key, "variants") == 0)
+    return (o->nvariants = name_list(key, val, o->variants, xattn_variant_count(), xattn_variant_name, NULL, err, errlen)) < 0 ? -1 : 0;
+  else if (strcmp(key, "layouts") == 0)
+    return (o->nlayouts = name_list(key, val, o->layouts, xattn_layout_count(), xattn_layout_name, NULL, err, errlen)) < 0 ? -1 : 0;
+  else if (strcmp(key, "isa") == 0)
+    return (o->nisas = name_list(key, val, o->isas, xattn_isa_count(), xattn_isa_name, xattn_isa_runnable, err, errlen)) < 0 ? -1 : 0;
+  else if (strcmp(key, "threads") == 0) o->threads = val;
+  else if (strcmp(key, "placement") == 0) *placements = val;
+  else if (strcmp(key, "results-dir") == 0) o->results_dir = val;
+  else if (strcmp(key, "label") == 0) o->label = val;
+  else if (strcmp(key, "dtypes") == 0) {
+    const char *names[3];
+    int n = split_list(val, names, 3);
+    for (int k = 0; k < n; k++)
+      if (xattn_dtype_parse(names[k], &o->dtypes[k]) != 0) {
+        snprintf(err, errlen, "--dtypes: \"%s\" is not f32, bf16 or f16", names[k]);
+        return -1;
+      }
+    o->ndtypes = n;
+  } else if (strcmp(key, "seed") == 0) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(val, &end, 10);
+    if (end == val || *end || errno) {
+      snprintf(err, errlen, "--seed: \"%s\" is not a non-negative integer", val);
+      return -1;
+    }
+    o->seed = v;
+    o->seed_given = 1;
+  } else if (strcmp(key, "repetitions") == 0) {
+    o->repetitions = atoi(val);
+    if (o->repetitions < 1 || o->repetitions > 1000) {
+      snprintf(err, errlen, "--repetitions: \"%s\" is not in 1..1000", val);
+      return -1;
+    }
+  } else if (strcmp(key, "peak-seconds") == 0) {
+    return parse_double_in(key, val, 0, 1, 60, &o->peak_seconds, err, errlen);
+  } else if (strcmp(key, "roof-seconds") == 0) {
+    return parse_double_in(key, val, 0, 1, 60, &o->roof_seconds, err, errlen);
+  } else if (strcmp(key, "reference-max-gflop") == 0) {
+    double v;
+    if (parse_double_in(key, val, 0, 0, 1e308, &v, err, errlen)) return -1;
+    o->reference_max_flops = v * 1e9;
+  } else if (strcmp(key, "blas-threading") == 0) {
+    if (strcmp(val, "heads") == 0) o->blas_threading = XB_BLAS_HEADS;
+    else if (strcmp(val, "gemm") == 0) o->blas_threading = XB_BLAS_GEMM;
+    else {
+      snprintf(err, errlen, "--blas-threading: \"%s\" is not heads or gemm", val);
+      return -1;
+    }
+  } else {
+    snprintf(err, errlen, "--%s: unknown flag (see --help)", key);
+    return -1;
+  }
+  return 0;
+}
+
+/* --placement: ';'-separated policies (cores=0,2 contains commas). */
+static int parse_placements(xb_options *o, const char *placements, char *err, size_t errlen) {
+  char *pl = strdup(placements);
+  int rc = pl ? 0 : -1;
+  for (char *save = NULL, *t = pl ? strtok_r(pl, ";", &save) : NULL; t && rc == 0; t = strtok_r(NULL, ";", &save)) {
+    if (o->nplacements >= 8) {
+      snprintf(err, errlen, "--placement: at most 8 policies");
+      rc = -1;
+    } else if (xb_placement_parse(t, &o->placements[o->nplacements++], err, errlen) != 0) {
+      rc = -1;
+    }
+  }
+  free(pl);
+  return rc;
+}
+
 int xb_options_parse(xb_options *o, int *argc, char **argv, char *err, size_t errlen) {
   memset(o, 0, sizeof *o);
   o->suite = "default";
@@ -103,7 +196,7 @@ int xb_options_parse(xb_options *o, int *argc, char **argv, char *err, size_t er
   for (int i = 1; i < *argc; i++) {
     char *a = argv[i];
     if (strncmp(a, "--benchmark_", 12) == 0 || strncmp(a, "--v=", 4) == 0 || strncmp(a, "--v", 4) == 0) {
-      argv[out++] = a;
+      argv[out++] = a; /* Google Benchmark's own */
       continue;
     }
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -132,100 +225,11 @@ int xb_options_parse(xb_options *o, int *argc, char **argv, char *err, size_t er
       }
       val = argv[++i];
     }
-    if (strcmp(key, "suite") == 0) o->suite = val;
-    else if (strcmp(key, "workloads") == 0) o->workloads = val;
-    else if (strcmp(key, "variants") == 0) {
-      if ((o->nvariants = name_list(key, val, o->variants, xattn_variant_count(), xattn_variant_name, NULL, err, errlen)) < 0)
-        return -1;
-    } else if (strcmp(key, "layouts") == 0) {
-      if ((o->nlayouts = name_list(key, val, o->layouts, xattn_layout_count(), xattn_layout_name, NULL, err, errlen)) < 0)
-        return -1;
-    } else if (strcmp(key, "isa") == 0) {
-      if ((o->nisas = name_list(key, val, o->isas, xattn_isa_count(), xattn_isa_name, xattn_isa_runnable, err, errlen)) < 0)
-        return -1;
-    }
-    else if (strcmp(key, "threads") == 0) o->threads = val;
-    else if (strcmp(key, "placement") == 0) placements = val;
-    else if (strcmp(key, "dtypes") == 0) {
-      const char *names[3];
-      int n = split_list(val, names, 3);
-      for (int k = 0; k < n; k++)
-        if (xattn_dtype_parse(names[k], &o->dtypes[k]) != 0) {
-          snprintf(err, errlen, "--dtypes: \"%s\" is not f32, bf16 or f16", names[k]);
-          return -1;
-        }
-      o->ndtypes = n;
-    } else if (strcmp(key, "seed") == 0) {
-      char *end;
-      errno = 0;
-      unsigned long long v = strtoull(val, &end, 10);
-      if (end == val || *end || errno) {
-        snprintf(err, errlen, "--seed: \"%s\" is not a non-negative integer", val);
-        return -1;
-      }
-      o->seed = v;
-      o->seed_given = 1;
-    } else if (strcmp(key, "results-dir") == 0) o->results_dir = val;
-    else if (strcmp(key, "label") == 0) o->label = val;
-    else if (strcmp(key, "repetitions") == 0) {
-      o->repetitions = atoi(val);
-      if (o->repetitions < 1 || o->repetitions > 1000) {
-        snprintf(err, errlen, "--repetitions: \"%s\" is not in 1..1000", val);
-        return -1;
-      }
-    } else if (strcmp(key, "peak-seconds") == 0) {
-      char *end;
-      double v = strtod(val, &end);
-      if (end == val || *end || v <= 0 || v > 60) {
-        snprintf(err, errlen, "--peak-seconds: \"%s\" is not in (0, 60]", val);
-        return -1;
-      }
-      o->peak_seconds = v;
-    } else if (strcmp(key, "roof-seconds") == 0) {
-      char *end;
-      double v = strtod(val, &end);
-      if (end == val || *end || v <= 0 || v > 60) {
-        snprintf(err, errlen, "--roof-seconds: \"%s\" is not in (0, 60]", val);
-        return -1;
-      }
-      o->roof_seconds = v;
-    } else if (strcmp(key, "reference-max-gflop") == 0) {
-      char *end;
-      double v = strtod(val, &end);
-      if (end == val || *end || v < 0) {
-        snprintf(err, errlen, "--reference-max-gflop: \"%s\" is not a number >= 0", val);
-        return -1;
-      }
-      o->reference_max_flops = v * 1e9;
-    } else if (strcmp(key, "blas-threading") == 0) {
-      if (strcmp(val, "heads") == 0) o->blas_threading = XB_BLAS_HEADS;
-      else if (strcmp(val, "gemm") == 0) o->blas_threading = XB_BLAS_GEMM;
-      else {
-        snprintf(err, errlen, "--blas-threading: \"%s\" is not heads or gemm", val);
-        return -1;
-      }
-    } else {
-      snprintf(err, errlen, "--%s: unknown flag (see --help)", key);
-      return -1;
-    }
+    if (apply_option(o, key, val, &placements, err, errlen)) return -1;
   }
   argv[out] = NULL;
   *argc = out;
-  /* placements are ';'-separated because cores=0,2 contains commas */
-  char *pl = strdup(placements);
-  for (char *save = NULL, *t = strtok_r(pl, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
-    if (o->nplacements >= 8) {
-      snprintf(err, errlen, "--placement: at most 8 policies");
-      free(pl);
-      return -1;
-    }
-    if (xb_placement_parse(t, &o->placements[o->nplacements++], err, errlen) != 0) {
-      free(pl);
-      return -1;
-    }
-  }
-  free(pl);
-  return 0;
+  return parse_placements(o, placements, err, errlen);
 }
 
 /* ---- rows ----------------------------------------------------------------- */

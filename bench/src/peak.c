@@ -13,6 +13,7 @@
 
 #include "isa/amx_tiles.h" /* the kernels' tile configuration */
 #include "xattn/xattn.h"
+#include "xattn/xattn_introspect.h"
 
 #define NACC 16
 /* 16 named accumulators (an array would be kept in memory by GCC): each

@@ -301,9 +301,9 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
   p->page_size = (int32_t)page;
   p->cache_layout = w->cache_layout;
   p->cache_dtype = fp8 ? w->kv_cache : XATTN_DTYPE_SAME;
-  p->o = pb->o;
-  p->o_token_stride = (int64_t)HQ * DV;
-  p->o_head_stride = DV;
+  p->o.data = pb->o;
+  p->o.token_stride = (int64_t)HQ * DV;
+  p->o.head_stride = DV;
   p->req_to_token = pb->req_to_token;
   p->req_to_token_type = XATTN_I32;
   p->max_reqs = B;
@@ -361,7 +361,7 @@ void xb_element_store(void *base, xattn_dtype t, int64_t i, float v) {
 void xb_problem_output_f32(const xb_problem *pb, float *dst) {
   const xattn_problem *p = &pb->p;
   const int64_t n = p->total_tokens * p->heads_q * p->head_dim_v;
-  for (int64_t i = 0; i < n; i++) dst[i] = xb_element_f32(p->o, p->dtype, i);
+  for (int64_t i = 0; i < n; i++) dst[i] = xb_element_f32(p->o.data, p->dtype, i);
 }
 
 double xb_error_ratio(const xb_problem *pb, const float *o, const double *ref) {

@@ -5,7 +5,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cerrno>
+#include <csignal>
 #include <cstring>
+#include <dirent.h>
 #include <regex>
 #include <string>
 #include <sys/stat.h>
@@ -101,6 +104,24 @@ std::string default_results_dir() {
   return "results";
 }
 
+// A killed run leaves its Google Benchmark temp file (.tmp-STAMP-PID.json,
+// a JSON document cut anywhere) next to the results: removed, and said so, by
+// the next run into the same folder once its writer is gone.
+void remove_stale_tmp(const char *subdir) {
+  DIR *d = opendir(subdir);
+  if (!d) return;
+  while (struct dirent *e = readdir(d)) {
+    char stamp[64];
+    long pid = 0;
+    if (std::sscanf(e->d_name, ".tmp-%63[0-9TZ]-%ld.json", stamp, &pid) != 2 || pid <= 0) continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; // its writer may still run
+    std::string path = std::string(subdir) + "/" + e->d_name;
+    if (std::remove(path.c_str()) == 0)
+      std::fprintf(stderr, "xattn-bench: removed %s, the partial results of a killed run (pid %ld)\n", path.c_str(), pid);
+  }
+  closedir(d);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -144,6 +165,7 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "xattn-bench: %s\n", err);
       return 2;
     }
+    remove_stale_tmp(subdir);
     std::snprintf(tmp_path, sizeof tmp_path, "%s/.tmp-%s-%d.json", subdir, stamp, (int)getpid());
     args.push_back(std::string("--benchmark_out=") + tmp_path);
     args.push_back("--benchmark_out_format=json");

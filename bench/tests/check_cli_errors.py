@@ -66,5 +66,25 @@ with tempfile.TemporaryDirectory() as tmp:
     if written:
         print("FAIL: results written on error:", written)
         failures.append("written")
+# a killed run's partial results (.tmp-STAMP-PID.json of a dead pid) are removed
+# by the next run into the same folder (issue 12 item 8: they piled up)
+with tempfile.TemporaryDirectory() as tmp:
+    tiny = [bench, "--results-dir", tmp, "--suite", "smoke", "--workloads", "causal-e48", "--dtypes", "f32",
+            "--no-baseline", "--no-peak", "--repetitions", "1", "--threads", "1", "--reference-max-gflop", "0"]
+    first = subprocess.run(tiny, capture_output=True, text=True, timeout=120)
+    done = [os.path.join(r, n) for r, _, names in os.walk(tmp) for n in names if not n.startswith(".")]
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = os.path.join(os.path.dirname(done[0]), ".tmp-20260101T000000Z-%d.json" % dead.pid) if done else None
+    if stale:
+        with open(stale, "w") as f:
+            f.write('{"context": {"date": "cut')
+        second = subprocess.run(tiny, capture_output=True, text=True, timeout=120)
+    ok = first.returncode == 0 and stale and second.returncode == 0 and not os.path.exists(stale) \
+        and "killed run" in second.stderr
+    print(("ok  " if ok else "FAIL"), "stale .tmp results of a killed run are removed by the next run")
+    if not ok:
+        print(first.stderr[-500:], second.stderr[-500:] if stale else "")
+        failures.append("stale tmp")
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

@@ -561,24 +561,44 @@ static int test_memroof(void) {
   return failures;
 }
 
+static int flops_test(const char *dir) { (void)dir; return test_flops(); }
+static int placement_test(const char *dir) { (void)dir; return test_placement(); }
+static int memroof_test(const char *dir) { (void)dir; return test_memroof(); }
+
+/* Every test: its ctest name (bench.<name>), its argument and the directory
+ * it takes (`--list` prints the command lines; @SUITES@ and @TMP@ are filled
+ * in by bench/tests/CMakeLists.txt). */
+static const struct {
+  const char *ctest_name, *arg, *dir;
+  int (*fn)(const char *dir);
+} tests[] = {
+    {"workload_parse", "workload", "@SUITES@", test_workload},
+    {"flop_count", "flops", "@SUITES@", flops_test},
+    {"placement", "placement", "@SUITES@", placement_test},
+    {"results_naming", "naming", "@TMP@", test_naming},
+    {"baseline_vs_reference", "baseline", "@SUITES@", test_baseline},
+    {"problem_builder", "problem", "@SUITES@", test_problem},
+    {"memory_roofs", "memroof", "@SUITES@", memroof_test},
+};
+
 int main(int argc, char **argv) {
+  if (argc == 2 && !strcmp(argv[1], "--list")) {
+    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++)
+      printf("%s %s %s\n", tests[i].ctest_name, tests[i].arg, tests[i].dir);
+    return 0;
+  }
   if (argc < 3) {
-    fprintf(stderr, "usage: %s workload|flops|placement|naming|baseline|problem|memroof SUITES_DIR|TMPDIR\n", argv[0]);
+    fprintf(stderr, "usage: %s --list | workload|flops|placement|naming|baseline|problem|memroof SUITES_DIR|TMPDIR\n", argv[0]);
     return 2;
   }
   const char *what = argv[1];
-  int f;
-  if (!strcmp(what, "workload")) f = test_workload(argv[2]);
-  else if (!strcmp(what, "flops")) f = test_flops();
-  else if (!strcmp(what, "placement")) f = test_placement();
-  else if (!strcmp(what, "naming")) f = test_naming(argv[2]);
-  else if (!strcmp(what, "baseline")) f = test_baseline(argv[2]);
-  else if (!strcmp(what, "problem")) f = test_problem(argv[2]);
-  else if (!strcmp(what, "memroof")) f = test_memroof();
-  else {
+  size_t i = 0;
+  while (i < sizeof tests / sizeof *tests && strcmp(what, tests[i].arg)) i++;
+  if (i == sizeof tests / sizeof *tests) {
     fprintf(stderr, "unknown test %s\n", what);
     return 2;
   }
+  const int f = tests[i].fn(argv[2]);
   printf("%s: %d failure(s)\n", what, f);
   return f ? 1 : 0;
 }

@@ -1,12 +1,14 @@
-/* The public entry points: defaults, what this build has, option resolution
- * (explicit option > XATTN_ISA env (isa only) > config-header row > defaults),
- * and xattn_extend_attention = validate + resolve + drive. */
+/* Defaults, what this build has (the ISA registry, layouts) and option
+ * resolution: explicit option > XATTN_ISA env (isa only) > config-header row >
+ * defaults. Plans and xattn_extend_attention are in plan.c. */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal/cache.h"
 #include "internal/error.h"
 #include "internal/kernel.h"
+#include "internal/plan.h"
+#include "xattn/xattn_introspect.h"
 
 void xattn_problem_init(xattn_problem *p) {
   memset(p, 0, sizeof *p);
@@ -116,16 +118,9 @@ static int layout_find(const char *name) {
 }
 
 /* ---- resolution ---------------------------------------------------------- */
-typedef struct resolved {
-  const xattn_isa *isa;
-  int variant;
-  int layout;
-  xattn_schedule schedule;
-  int threads;
-  int kv_splits, prefetch; /* 0 = auto */
-} resolved;
-
-static xattn_status resolve_all(const xattn_problem *p, const xattn_options *opts, resolved *r) {
+/* Fills the resolved fields of r (isa, variant, layout, schedule, threads)
+ * for a problem with a valid shape. */
+xattn_status xattn_resolve_into(const xattn_problem *p, const xattn_options *opts, xattn_plan *r) {
   xattn_options defaults;
   if (!opts) {
     xattn_options_init(&defaults);
@@ -155,13 +150,13 @@ static xattn_status resolve_all(const xattn_problem *p, const xattn_options *opt
     if (r->variant < 0) r->variant = xattn_variant_nearest("64x64");
   }
   if (opts->layout) {
-    r->layout = layout_find(opts->layout);
-    if (r->layout < 0)
+    r->layout = (xattn_layout_kind)layout_find(opts->layout);
+    if ((int)r->layout < 0)
       return xattn_fail(XATTN_ERR_UNSUPPORTED, "options.layout: unknown layout '%s' (flat, gqa, kvsplit, decode)",
                         opts->layout);
   } else {
-    r->layout = row ? layout_find(row->layout) : -1;
-    if (r->layout < 0) r->layout = XATTN_LAYOUT_GQA;
+    const int from_row = row ? layout_find(row->layout) : -1;
+    r->layout = from_row < 0 ? XATTN_LAYOUT_GQA : (xattn_layout_kind)from_row;
   }
   /* the few-rows path holds a request's rows in one item: too many, and the
      flash path runs (what xattn_resolve reports too) */
@@ -184,25 +179,13 @@ xattn_status xattn_resolve(const xattn_problem *p, const xattn_options *opts, co
                            const char **layout, const char **isa, int *threads) {
   xattn_status s = xattn_validate(p);
   if (s != XATTN_OK) return s;
-  resolved r;
-  if ((s = resolve_all(p, opts, &r)) != XATTN_OK) return s;
+  xattn_plan r;
+  memset(&r, 0, sizeof r);
+  if ((s = xattn_resolve_into(p, opts, &r)) != XATTN_OK) return s;
   if (variant) *variant = xattn_variant_name(r.variant);
   if (layout) *layout = layout_names[r.layout];
   if (isa) *isa = r.isa->name;
   if (threads) *threads = r.threads;
-  xattn_clear_error();
-  return XATTN_OK;
-}
-
-xattn_status xattn_extend_attention(const xattn_problem *p, const xattn_options *opts) {
-  xattn_status s = xattn_validate(p);
-  if (s != XATTN_OK) return s;
-  resolved r;
-  if ((s = resolve_all(p, opts, &r)) != XATTN_OK) return s;
-  s = xattn_drive(p, r.isa->kernels, r.variant, (xattn_layout_kind)r.layout, r.schedule, r.threads,
-                  r.kv_splits, r.prefetch);
-  if (s == XATTN_ERR_NOMEM) return xattn_fail(s, "scratch: out of memory");
-  if (s != XATTN_OK) return xattn_fail(s, "kernel failed");
   xattn_clear_error();
   return XATTN_OK;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "xattn/xattn.h"
+#include "xattn/xattn_introspect.h"
 
 int xattn_extend_bucket(int64_t max_extend) {
   if (max_extend <= 64) return 0;

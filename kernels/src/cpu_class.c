@@ -10,6 +10,7 @@
 
 #include "internal/error.h"
 #include "xattn/xattn.h"
+#include "xattn/xattn_introspect.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif

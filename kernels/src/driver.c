@@ -1,12 +1,14 @@
-/* The portable driver: cuts a validated call into work items for the chosen
- * thread layout, orders them heaviest first, runs them on an OpenMP team with
- * per-thread scratch allocated once, and (kvsplit) merges partial results. */
+/* The portable driver: cuts a call's shape into work items for the chosen
+ * thread layout (enumerate, then kvsplit's key-range cuts), orders them
+ * heaviest first (xattn_plan_partition), and runs them on an OpenMP team in
+ * the caller's workspace, merging kvsplit partials (xattn_plan_execute). */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal/kernel.h"
 #include "internal/mask.h"
+#include "internal/plan.h"
 
 /* Upper bound on kvsplit partial storage per call; splits are reduced to fit. */
 #define XATTN_KVSPLIT_MAX_BYTES ((size_t)256 << 20)
@@ -57,14 +59,6 @@ static int by_cost_desc(const void *a, const void *b) {
   return x->key_lo - y->key_lo;
 }
 
-/* A kvsplit group: one (request, head group, query block) whose key range was
- * cut into `count` parts starting at partial slot `first`. */
-typedef struct split_group {
-  xattn_item whole;
-  int64_t first;
-  int32_t count;
-} split_group;
-
 static void store_row(const xattn_problem *p, const xattn_run *run, const xattn_item *it, int r,
                       const float *acc, float m, float l) {
   const int nh = it->nh, dv = p->head_dim_v;
@@ -80,7 +74,7 @@ static void store_row(const xattn_problem *p, const xattn_run *run, const xattn_
 }
 
 /* Log-sum-exp merge of a group's partials into o. */
-static void merge_group(const xattn_run *run, const split_group *g, float *parts, size_t part_floats,
+static void merge_group(const xattn_run *run, const xattn_split_group *g, float *parts, size_t part_floats,
                         int rows_max, float *row) {
   const xattn_problem *p = run->p;
   const int dv = p->head_dim_v, rows = g->whole.nq * g->whole.nh;
@@ -152,160 +146,185 @@ static int auto_prefetch_tokens(const xattn_problem *p) {
   return (int)t;
 }
 
-xattn_status xattn_drive(const xattn_problem *p, const xattn_isa_kernels *isa, int variant,
-                         xattn_layout_kind layout, xattn_schedule sched, int threads,
-                         int kv_splits, int prefetch) {
-  xattn_status st = XATTN_OK;
-  xattn_run run;
-  memset(&run, 0, sizeof run);
-  run.p = p;
-  xattn_variant_dims(variant, &run.bm, &run.bn);
-  run.heads_per_kv = p->heads_q / p->heads_kv;
-  run.score_scale2 = p->scale * XATTN_LOG2E;
-  run.cap2 = p->logit_cap > 0.0f ? p->logit_cap * XATTN_LOG2E : 0.0f;
-  const int decode = layout == XATTN_LAYOUT_DECODE;
-  run.prefetch = !decode || prefetch < 0 ? 0 : prefetch > 0 ? prefetch : auto_prefetch_tokens(p);
-  if (layout == XATTN_LAYOUT_FLAT) {
-    run.heads_per_item = 1;
+/* The kernel-facing summary of the call; run.p is the plan's shape here
+ * (only its sizes are read while partitioning) and the caller's data at run time. */
+static void init_run(xattn_plan *pl) {
+  const xattn_problem *p = &pl->shape;
+  xattn_run *run = &pl->run;
+  memset(run, 0, sizeof *run);
+  run->p = p;
+  xattn_variant_dims(pl->variant, &run->bm, &run->bn);
+  run->heads_per_kv = p->heads_q / p->heads_kv;
+  run->score_scale2 = p->scale * XATTN_LOG2E;
+  run->cap2 = p->logit_cap > 0.0f ? p->logit_cap * XATTN_LOG2E : 0.0f;
+  const int decode = pl->layout == XATTN_LAYOUT_DECODE;
+  run->prefetch = !decode || pl->prefetch < 0 ? 0 : pl->prefetch > 0 ? pl->prefetch : auto_prefetch_tokens(p);
+  if (run->prefetch > (1 << 16)) run->prefetch = 1 << 16; /* beyond any use; keeps t0 + prefetch in int32 */
+  if (pl->layout == XATTN_LAYOUT_FLAT) {
+    run->heads_per_item = 1;
   } else if (decode) {
-    run.heads_per_item = p->heads_q; /* one item holds every row of its request */
+    run->heads_per_item = p->heads_q; /* one item holds every row of its request */
   } else {
-    int gs = XATTN_MAX_ITEM_ROWS / run.bm;
+    int gs = XATTN_MAX_ITEM_ROWS / run->bm;
     if (gs < 1) gs = 1;
-    if (gs > run.heads_per_kv) gs = run.heads_per_kv;
-    run.heads_per_item = gs;
+    if (gs > run->heads_per_kv) gs = run->heads_per_kv;
+    run->heads_per_item = gs;
   }
+  run->ext_start = pl->ext_start;
+}
 
-  int64_t *ext_start = malloc(sizeof(int64_t) * (size_t)(p->batch > 0 ? p->batch : 1));
-  item_list items = {0};
-  split_group *groups = NULL;
-  int64_t n_groups = 0, n_parts = 0;
-  float *parts = NULL;
-  char *scratch = NULL;
-  if (!ext_start) return XATTN_ERR_NOMEM;
-  for (int64_t b = 0, acc = 0; b < p->batch; b++) {
-    ext_start[b] = p->extend_start ? p->extend_start[b] : acc;
-    acc += p->extend_lens[b];
-  }
-  run.ext_start = ext_start;
+/* Queries one item holds: BLOCK_M, or (decode) a whole request. */
+static int item_queries(const xattn_plan *pl) {
+  return pl->layout == XATTN_LAYOUT_DECODE ? max_extend(&pl->shape) : pl->run.bm;
+}
 
-  /* enumerate items: BLOCK_M queries x a head group, or (decode) a whole request */
-  const int bm = decode ? max_extend(p) : run.bm, gs = run.heads_per_item;
-  for (int b = 0; b < p->batch && st == XATTN_OK; b++) {
-    for (int32_t q0 = 0; q0 < p->extend_lens[b] && st == XATTN_OK; q0 += bm) {
+/* One item per (request, block of BLOCK_M queries, group of query heads on one
+ * KV head), or (decode) per request with all its heads, covering the request's
+ * whole key range. */
+static xattn_status enumerate_items(const xattn_plan *pl, item_list *items) {
+  const xattn_problem *p = &pl->shape;
+  const xattn_run *run = &pl->run;
+  const int bm = item_queries(pl), gs = run->heads_per_item, decode = pl->layout == XATTN_LAYOUT_DECODE;
+  for (int b = 0; b < p->batch; b++) {
+    for (int32_t q0 = 0; q0 < p->extend_lens[b]; q0 += bm) {
       const int32_t nq = p->extend_lens[b] - q0 < bm ? p->extend_lens[b] - q0 : bm;
       int32_t minlo, maxhi;
       const int64_t cost = block_cost(p, b, q0, nq, &minlo, &maxhi);
-      for (int h0 = 0; h0 < p->heads_q && st == XATTN_OK;) {
-        const int kvh = h0 / run.heads_per_kv;
-        const int nh = layout == XATTN_LAYOUT_FLAT ? 1
-                       : decode                                    ? p->heads_q /* every KV head */
-                       : (kvh + 1) * run.heads_per_kv - h0 < gs ? (kvh + 1) * run.heads_per_kv - h0 : gs;
+      for (int h0 = 0; h0 < p->heads_q;) {
+        const int kvh = h0 / run->heads_per_kv;
+        const int left_on_kvh = (kvh + 1) * run->heads_per_kv - h0;
+        const int nh = pl->layout == XATTN_LAYOUT_FLAT ? 1
+                       : decode                        ? p->heads_q /* every KV head */
+                       : left_on_kvh < gs              ? left_on_kvh
+                                                       : gs;
         xattn_item it = {b, kvh, h0, nh, q0, nq, 0, xattn_key_count(p, b), -1, cost * nh};
-        if (push_item(&items, &it)) st = XATTN_ERR_NOMEM;
+        if (push_item(items, &it)) return XATTN_ERR_NOMEM;
         h0 += nh;
       }
     }
   }
-  if (threads < 1) threads = 1;
+  return XATTN_OK;
+}
 
-  /* kvsplit, decode: cut each item's key range into parts that different threads run */
-  const int rows_max = bm * run.heads_per_item;
-  if (st == XATTN_OK && (layout == XATTN_LAYOUT_KVSPLIT || decode) && items.n > 0) {
-    const size_t part_floats = (size_t)rows_max * (p->head_dim_v + 2);
-    int splits = kv_splits;
-    if (splits <= 0) splits = (int)((4 * (int64_t)threads + items.n - 1) / items.n);
-    if (splits > XATTN_KVSPLIT_MAX_SPLITS) splits = XATTN_KVSPLIT_MAX_SPLITS;
-    while (splits > 1 && (size_t)items.n * splits * part_floats * sizeof(float) > XATTN_KVSPLIT_MAX_BYTES)
-      splits--;
-    if (splits > 1) {
-      item_list cut = {0};
-      groups = malloc(sizeof(split_group) * (size_t)items.n);
-      if (!groups) st = XATTN_ERR_NOMEM;
-      for (int64_t i = 0; i < items.n && st == XATTN_OK; i++) {
-        const xattn_item *w = &items.v[i];
-        int32_t minlo, maxhi;
-        block_cost(p, w->b, w->q0, w->nq, &minlo, &maxhi);
-        const int64_t len = maxhi >= minlo ? (int64_t)maxhi - minlo + 1 : 0;
-        /* flash items: whole key tiles per part; decode: exactly `splits` parts
-           (tiles are short there), some empty when there are fewer keys */
-        int64_t chunk = (len + splits - 1) / splits;
-        if (!decode) chunk = (chunk + run.bn - 1) / run.bn * run.bn;
-        const int count = decode ? (len > 0 ? splits : 1) : chunk > 0 ? (int)((len + chunk - 1) / chunk) : 1;
-        if (count <= 1) {
-          if (push_item(&cut, w)) st = XATTN_ERR_NOMEM;
-          continue;
-        }
-        groups[n_groups] = (split_group){*w, n_parts, count};
-        n_groups++;
-        for (int s = 0; s < count && st == XATTN_OK; s++) {
-          xattn_item it = *w;
-          if (decode) {
-            it.key_lo = (int32_t)(minlo + len * s / count);
-            it.key_hi = (int32_t)(minlo + len * (s + 1) / count);
-          } else {
-            it.key_lo = (int32_t)(minlo + s * chunk);
-            it.key_hi = (int32_t)(minlo + (s + 1) * chunk < maxhi + 1 ? minlo + (s + 1) * chunk : maxhi + 1);
-          }
-          it.part = (int32_t)(n_parts++);
-          it.cost = w->cost / count;
-          if (push_item(&cut, &it)) st = XATTN_ERR_NOMEM;
-        }
+/* kvsplit, decode: cuts each item's key range into parts that different
+ * threads run; a cut item becomes a group merged after the parts
+ * (merge_group). Splits default to enough parts for 4 per thread, bounded in
+ * count and in the bytes of partial results. Flash items get whole key tiles
+ * per part; decode items exactly `splits` parts (tiles are short there), some
+ * empty when there are fewer keys. */
+static xattn_status split_key_ranges(xattn_plan *pl, item_list *items) {
+  const xattn_problem *p = &pl->shape;
+  const int bn = pl->run.bn, decode = pl->layout == XATTN_LAYOUT_DECODE;
+  int splits = pl->kv_splits;
+  if (splits <= 0) splits = (int)((4 * (int64_t)pl->threads + items->n - 1) / items->n);
+  if (splits > XATTN_KVSPLIT_MAX_SPLITS) splits = XATTN_KVSPLIT_MAX_SPLITS;
+  while (splits > 1 && (size_t)items->n * splits * pl->part_floats * sizeof(float) > XATTN_KVSPLIT_MAX_BYTES)
+    splits--;
+  if (splits <= 1) return XATTN_OK;
+  item_list cut = {0};
+  pl->groups = malloc(sizeof(xattn_split_group) * (size_t)items->n);
+  if (!pl->groups) return XATTN_ERR_NOMEM;
+  for (int64_t i = 0; i < items->n; i++) {
+    const xattn_item *w = &items->v[i];
+    int32_t minlo, maxhi;
+    block_cost(p, w->b, w->q0, w->nq, &minlo, &maxhi);
+    const int64_t len = maxhi >= minlo ? (int64_t)maxhi - minlo + 1 : 0;
+    int64_t chunk = (len + splits - 1) / splits;
+    if (!decode) chunk = (chunk + bn - 1) / bn * bn;
+    const int count = decode ? (len > 0 ? splits : 1) : chunk > 0 ? (int)((len + chunk - 1) / chunk) : 1;
+    if (count <= 1) {
+      if (push_item(&cut, w)) goto nomem;
+      continue;
+    }
+    pl->groups[pl->n_groups++] = (xattn_split_group){*w, pl->n_parts, count};
+    for (int s = 0; s < count; s++) {
+      xattn_item it = *w;
+      if (decode) {
+        it.key_lo = (int32_t)(minlo + len * s / count);
+        it.key_hi = (int32_t)(minlo + len * (s + 1) / count);
+      } else {
+        it.key_lo = (int32_t)(minlo + s * chunk);
+        it.key_hi = (int32_t)(minlo + (s + 1) * chunk < maxhi + 1 ? minlo + (s + 1) * chunk : maxhi + 1);
       }
-      free(items.v);
-      items = cut;
-      if (st == XATTN_OK && n_parts > 0) {
-        parts = malloc(sizeof(float) * part_floats * (size_t)n_parts);
-        if (!parts) st = XATTN_ERR_NOMEM;
-      }
+      it.part = (int32_t)(pl->n_parts++);
+      it.cost = w->cost / count;
+      if (push_item(&cut, &it)) goto nomem;
     }
   }
+  free(items->v);
+  *items = cut;
+  return XATTN_OK;
+nomem:
+  free(cut.v);
+  return XATTN_ERR_NOMEM;
+}
 
+xattn_status xattn_plan_partition(xattn_plan *pl) {
+  init_run(pl);
+  item_list items = {0};
+  const int decode = pl->layout == XATTN_LAYOUT_DECODE;
+  pl->rows_max = item_queries(pl) * pl->run.heads_per_item;
+  pl->part_floats = (size_t)pl->rows_max * (pl->shape.head_dim_v + 2);
+  xattn_status st = enumerate_items(pl, &items);
+  if (st == XATTN_OK && (pl->layout == XATTN_LAYOUT_KVSPLIT || decode) && items.n > 0)
+    st = split_key_ranges(pl, &items);
+  if (st != XATTN_OK) {
+    free(items.v);
+    return st;
+  }
   /* heaviest first: with dynamic scheduling the long causal rows start early,
      with static,1 consecutive heavy items go to different threads */
-  if (st == XATTN_OK && items.n > 1) qsort(items.v, (size_t)items.n, sizeof(xattn_item), by_cost_desc);
-  if (threads > items.n && items.n > 0) threads = (int)items.n;
+  if (items.n > 1) qsort(items.v, (size_t)items.n, sizeof(xattn_item), by_cost_desc);
+  pl->items = items.v;
+  pl->n_items = items.n;
+  pl->team = pl->threads < 1 ? 1 : pl->threads;
+  if (pl->team > items.n && items.n > 0) pl->team = (int)items.n;
+  const xattn_scratch_fn scratch_fn = decode ? pl->isa->kernels->decode_scratch_bytes : pl->isa->kernels->scratch_bytes;
+  pl->scratch_bytes = (scratch_fn(&pl->run) + 63) / 64 * 64;
+  pl->workspace_bytes = items.n > 0 ? pl->scratch_bytes * (size_t)pl->team +
+                                          sizeof(float) * pl->part_floats * (size_t)pl->n_parts
+                                    : 0;
+  return XATTN_OK;
+}
 
-  const size_t scratch_bytes = ((decode ? isa->decode_scratch_bytes : isa->scratch_bytes)(&run) + 63) / 64 * 64;
-  if (st == XATTN_OK && items.n > 0) {
-    scratch = aligned_alloc(64, scratch_bytes * (size_t)threads);
-    if (!scratch) st = XATTN_ERR_NOMEM;
-  }
+void xattn_plan_partition_free(xattn_plan *pl) {
+  free(pl->items);
+  free(pl->groups);
+  pl->items = NULL;
+  pl->groups = NULL;
+}
 
-  if (st == XATTN_OK && items.n > 0) {
-    const xattn_item_fn fn = decode ? isa->decode_item : isa->items[variant];
-    const int dv = p->head_dim_v;
-    const size_t part_floats = (size_t)rows_max * (dv + 2);
-    const int dynamic = sched != XATTN_SCHED_STATIC;
-    const int64_t n_items = items.n;
-    const xattn_item *iv = items.v;
-#pragma omp parallel num_threads(threads)
-    {
-      void *mine = scratch + scratch_bytes * (size_t)omp_get_thread_num();
-      if (dynamic) {
+/* Runs every item on an OpenMP team, each thread on its slice of the
+ * workspace, then (kvsplit) merges the groups. Allocates nothing. */
+void xattn_plan_execute(const xattn_plan *pl, const xattn_problem *p, void *workspace) {
+  if (pl->n_items == 0) return;
+  xattn_run run = pl->run;
+  run.p = p;
+  char *scratch = (char *)workspace;
+  float *parts = (float *)(scratch + pl->scratch_bytes * (size_t)pl->team);
+  const xattn_item_fn fn =
+      pl->layout == XATTN_LAYOUT_DECODE ? pl->isa->kernels->decode_item : pl->isa->kernels->items[pl->variant];
+  const size_t scratch_bytes = pl->scratch_bytes, part_floats = pl->part_floats;
+  const int rows_max = pl->rows_max, dv = p->head_dim_v;
+  const int dynamic = pl->schedule != XATTN_SCHED_STATIC;
+  const int64_t n_items = pl->n_items, n_groups = pl->n_groups;
+  const xattn_item *iv = pl->items;
+  const xattn_split_group *groups = pl->groups;
+#pragma omp parallel num_threads(pl->team)
+  {
+    void *mine = scratch + scratch_bytes * (size_t)omp_get_thread_num();
+    if (dynamic) {
 #pragma omp for schedule(dynamic, 1) nowait
-        for (int64_t i = 0; i < n_items; i++) {
-          run_item(fn, &run, &iv[i], mine, parts, part_floats, rows_max, dv);
-        }
-      } else {
+      for (int64_t i = 0; i < n_items; i++) run_item(fn, &run, &iv[i], mine, parts, part_floats, rows_max, dv);
+    } else {
 #pragma omp for schedule(static, 1) nowait
-        for (int64_t i = 0; i < n_items; i++) {
-          run_item(fn, &run, &iv[i], mine, parts, part_floats, rows_max, dv);
-        }
-      }
-      if (n_groups > 0) {
+      for (int64_t i = 0; i < n_items; i++) run_item(fn, &run, &iv[i], mine, parts, part_floats, rows_max, dv);
+    }
+    if (n_groups > 0) {
 #pragma omp barrier
-        float *row = (float *)mine; /* scratch is free again: reuse it for one row */
+      float *row = (float *)mine; /* scratch is free again: reuse it for one row */
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t g = 0; g < n_groups; g++) merge_group(&run, &groups[g], parts, part_floats, rows_max, row);
-      }
+      for (int64_t g = 0; g < n_groups; g++) merge_group(&run, &groups[g], parts, part_floats, rows_max, row);
     }
   }
-
-  free(scratch);
-  free(parts);
-  free(groups);
-  free(items.v);
-  free(ext_start);
-  return st;
 }

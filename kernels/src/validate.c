@@ -138,8 +138,9 @@ static int is_slot_table(const xattn_problem *p) {
          p->v_cache_block_stride <= 0;
 }
 
-/* check_output = 0 for the reference, which writes its own dense array. */
-xattn_status xattn_validate_inputs(const xattn_problem *p, int check_output) {
+/* Everything a plan fixes: enums, counts, dims, score parameters, the cache
+ * dtype, lengths and row ranges. Reads no tensor, table or mask. */
+xattn_status xattn_validate_shape(const xattn_problem *p) {
   xattn_status s;
   xattn_clear_error();
   if (!p) return xattn_fail(XATTN_ERR_NULL, "problem: NULL");
@@ -151,14 +152,10 @@ xattn_status xattn_validate_inputs(const xattn_problem *p, int check_output) {
   if (p->cache_dtype != XATTN_DTYPE_SAME && p->cache_dtype != p->dtype && !xattn_is_fp8(p->cache_dtype))
     return xattn_fail(XATTN_ERR_DTYPE, "cache_dtype: %s with dtype %s (want same, %s, e4m3fn or e5m2)",
                       xattn_dtype_name(p->cache_dtype), xattn_dtype_name(p->dtype), xattn_dtype_name(p->dtype));
-  if (xattn_is_fp8(p->cache_dtype) && (!isfinite(p->k_scale) || !isfinite(p->v_scale)))
-    return xattn_fail(XATTN_ERR_SHAPE, "%s: not finite", isfinite(p->k_scale) ? "v_scale" : "k_scale");
   if ((unsigned)p->mode > XATTN_MODE_TREE) return xattn_fail(XATTN_ERR_MODE, "mode: unknown value %d", (int)p->mode);
   if ((unsigned)p->align > XATTN_ALIGN_TOP_LEFT) return xattn_fail(XATTN_ERR_MODE, "align: unknown value %d", (int)p->align);
   if (p->align == XATTN_ALIGN_TOP_LEFT && p->mode != XATTN_MODE_CAUSAL)
     return xattn_fail(XATTN_ERR_MODE, "align: top_left applies to causal mode only, not %s", xattn_mode_name(p->mode));
-  if ((unsigned)p->req_to_token_type > XATTN_I64)
-    return xattn_fail(XATTN_ERR_DTYPE, "req_to_token_type: unknown value %d", (int)p->req_to_token_type);
   if (p->heads_q < 1) return xattn_fail(XATTN_ERR_SHAPE, "heads_q: must be >= 1 (got %d)", p->heads_q);
   if (p->heads_kv < 1) return xattn_fail(XATTN_ERR_SHAPE, "heads_kv: must be >= 1 (got %d)", p->heads_kv);
   if (p->heads_q % p->heads_kv)
@@ -173,6 +170,33 @@ xattn_status xattn_validate_inputs(const xattn_problem *p, int check_output) {
   if (!(p->logit_cap >= 0.0f) || !isfinite(p->logit_cap))
     return xattn_fail(XATTN_ERR_SHAPE, "logit_cap: must be finite and >= 0 (0 = off)");
   if (p->total_tokens < 0) return xattn_fail(XATTN_ERR_SHAPE, "total_tokens: negative (%lld)", (long long)p->total_tokens);
+  if (p->batch == 0) return XATTN_OK;
+
+  if (!p->prefix_lens) return xattn_fail(XATTN_ERR_NULL, "prefix_lens: NULL");
+  if (!p->extend_lens) return xattn_fail(XATTN_ERR_NULL, "extend_lens: NULL");
+  if (p->mode == XATTN_MODE_CROSS && !p->encoder_lens)
+    return xattn_fail(XATTN_ERR_NULL, "encoder_lens: NULL (required in cross mode)");
+  for (int32_t b = 0; b < p->batch; b++) {
+    if (p->prefix_lens[b] < 0) return xattn_fail(XATTN_ERR_SHAPE, "prefix_lens[%d]: negative length %d", b, p->prefix_lens[b]);
+    if (p->extend_lens[b] < 0) return xattn_fail(XATTN_ERR_SHAPE, "extend_lens[%d]: negative length %d", b, p->extend_lens[b]);
+    if (p->mode == XATTN_MODE_CROSS && p->encoder_lens[b] < 0)
+      return xattn_fail(XATTN_ERR_SHAPE, "encoder_lens[%d]: negative length %d", b, p->encoder_lens[b]);
+  }
+  if ((s = check_rows(p)) != XATTN_OK) return s;
+  return XATTN_OK;
+}
+
+/* What a plan does not fix: the tensors and their strides, the cache's
+ * storage (page size, layout, block strides, fp8 scales), the token table and
+ * its entries, req_index, sinks, the tree mask. Expects a valid shape and
+ * allocates nothing (a plan runs it on every call). check_output = 0 for the
+ * reference, which writes its own dense array. */
+xattn_status xattn_validate_data(const xattn_problem *p, int check_output) {
+  xattn_status s;
+  if (xattn_is_fp8(p->cache_dtype) && (!isfinite(p->k_scale) || !isfinite(p->v_scale)))
+    return xattn_fail(XATTN_ERR_SHAPE, "%s: not finite", isfinite(p->k_scale) ? "v_scale" : "k_scale");
+  if ((unsigned)p->req_to_token_type > XATTN_I64)
+    return xattn_fail(XATTN_ERR_DTYPE, "req_to_token_type: unknown value %d", (int)p->req_to_token_type);
   if (p->cache_slots < 0) return xattn_fail(XATTN_ERR_SHAPE, "cache_slots: negative (%lld)", (long long)p->cache_slots);
   if (p->max_reqs < 0 || p->max_ctx < 0)
     return xattn_fail(XATTN_ERR_SHAPE, "%s: negative", p->max_reqs < 0 ? "max_reqs" : "max_ctx");
@@ -182,20 +206,11 @@ xattn_status xattn_validate_inputs(const xattn_problem *p, int check_output) {
   if (p->k_cache_block_stride < 0 || p->v_cache_block_stride < 0)
     return xattn_fail(XATTN_ERR_STRIDE, "%s: negative", p->k_cache_block_stride < 0 ? "k_cache_block_stride" : "v_cache_block_stride");
   if (p->batch == 0) return XATTN_OK;
-
-  if (!p->prefix_lens) return xattn_fail(XATTN_ERR_NULL, "prefix_lens: NULL");
-  if (!p->extend_lens) return xattn_fail(XATTN_ERR_NULL, "extend_lens: NULL");
   if (!p->req_index) return xattn_fail(XATTN_ERR_NULL, "req_index: NULL");
-  if (p->mode == XATTN_MODE_CROSS && !p->encoder_lens)
-    return xattn_fail(XATTN_ERR_NULL, "encoder_lens: NULL (required in cross mode)");
 
   int64_t max_e = 0, table_rows = 0;
   int needs_table = 0;
   for (int32_t b = 0; b < p->batch; b++) {
-    if (p->prefix_lens[b] < 0) return xattn_fail(XATTN_ERR_SHAPE, "prefix_lens[%d]: negative length %d", b, p->prefix_lens[b]);
-    if (p->extend_lens[b] < 0) return xattn_fail(XATTN_ERR_SHAPE, "extend_lens[%d]: negative length %d", b, p->extend_lens[b]);
-    if (p->mode == XATTN_MODE_CROSS && p->encoder_lens[b] < 0)
-      return xattn_fail(XATTN_ERR_SHAPE, "encoder_lens[%d]: negative length %d", b, p->encoder_lens[b]);
     int64_t ctx = p->mode == XATTN_MODE_CROSS ? p->encoder_lens[b]
                                               : (int64_t)p->prefix_lens[b] + p->extend_lens[b];
     if (p->req_start_col && p->req_start_col[b] < 0)
@@ -220,17 +235,16 @@ xattn_status xattn_validate_inputs(const xattn_problem *p, int check_output) {
     needs_table |= reads_cache_keys(p, b);
     table_rows += p->extend_lens[b];
   }
-  if ((s = check_rows(p)) != XATTN_OK) return s;
 
   if (table_rows > 0) {
     if (!p->q.data) return xattn_fail(XATTN_ERR_NULL, "q: NULL");
-    if (check_output && !p->o) return xattn_fail(XATTN_ERR_NULL, "o: NULL");
+    if (check_output && !p->o.data) return xattn_fail(XATTN_ERR_NULL, "o: NULL");
     if (p->mode != XATTN_MODE_CROSS && !p->k_ext.data) return xattn_fail(XATTN_ERR_NULL, "k_ext: NULL");
     if (p->mode != XATTN_MODE_CROSS && !p->v_ext.data) return xattn_fail(XATTN_ERR_NULL, "v_ext: NULL");
   }
   int64_t T = p->total_tokens;
   if ((s = check_view("q", T, p->heads_q, p->head_dim, p->q.token_stride, p->q.head_stride))) return s;
-  if (check_output && (s = check_view("o", T, p->heads_q, p->head_dim_v, p->o_token_stride, p->o_head_stride))) return s;
+  if (check_output && (s = check_view("o", T, p->heads_q, p->head_dim_v, p->o.token_stride, p->o.head_stride))) return s;
   if (p->mode != XATTN_MODE_CROSS) {
     if ((s = check_view("k_ext", T, p->heads_kv, p->head_dim, p->k_ext.token_stride, p->k_ext.head_stride))) return s;
     if ((s = check_view("v_ext", T, p->heads_kv, p->head_dim_v, p->v_ext.token_stride, p->v_ext.head_stride))) return s;
@@ -259,6 +273,11 @@ xattn_status xattn_validate_inputs(const xattn_problem *p, int check_output) {
                         p->tree_max_extend, (long long)max_e);
   }
   return XATTN_OK;
+}
+
+xattn_status xattn_validate_inputs(const xattn_problem *p, int check_output) {
+  xattn_status s = xattn_validate_shape(p);
+  return s != XATTN_OK ? s : xattn_validate_data(p, check_output);
 }
 
 xattn_status xattn_validate(const xattn_problem *p) { return xattn_validate_inputs(p, 1); }

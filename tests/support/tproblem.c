@@ -1,5 +1,6 @@
 /* Test problems with armed traps; see tproblem.h. */
 #include "xattn_common/hash.h"
+#include "xattn/xattn_introspect.h"
 #include "tproblem.h"
 
 #include "case_io.h"
@@ -324,9 +325,9 @@ int tp_build(tproblem *tp, const tp_shape *s, tp_mask m, uint64_t seed) {
   tp->o_bytes = oelems * xattn_dtype_size(m.dtype) + 2 * GUARD_BYTES;
   tp->o_buf = malloc(tp->o_bytes);
   if (!tp->o_buf) goto oom;
-  p->o = tp->o_buf + GUARD_BYTES;
-  p->o_token_stride = ots;
-  p->o_head_stride = ohs;
+  p->o.data = tp->o_buf + GUARD_BYTES;
+  p->o.token_stride = ots;
+  p->o.head_stride = ohs;
   tp_reset_output(tp);
   return 0;
 oom:
@@ -433,7 +434,7 @@ int tp_plant_nonfinite(tproblem *tp, uint64_t seed) {
 void tp_reset_output(tproblem *tp) { memset(tp->o_buf, TP_SENTINEL, tp->o_bytes); }
 
 double tp_out(const tproblem *tp, int64_t t, int h, int d) {
-  return get(tp->p.o, (size_t)(t * tp->p.o_token_stride + h * tp->p.o_head_stride + d), tp->p.dtype);
+  return get(tp->p.o.data, (size_t)(t * tp->p.o.token_stride + h * tp->p.o.head_stride + d), tp->p.dtype);
 }
 
 void tp_tolerance(xattn_dtype t, double *atol, double *rtol) {
@@ -469,7 +470,7 @@ tp_result tp_check(const tproblem *tp) {
   }
   /* every byte outside the written elements keeps the sentinel */
   size_t es = xattn_dtype_size(p->dtype);
-  int64_t ots = p->o_token_stride, ohs = p->o_head_stride;
+  int64_t ots = p->o.token_stride, ohs = p->o.head_stride;
   for (size_t off = 0; off < tp->o_bytes; ++off) {
     if (tp->o_buf[off] == TP_SENTINEL) continue;
     int written = 0;

@@ -8,6 +8,7 @@
 #include "tune_stats.h"
 #include "xattn_common/hash.h"
 #include "xattn/xattn.h"
+#include "xattn/xattn_introspect.h"
 
 
 /* Everything about a workload that changes its timing. */

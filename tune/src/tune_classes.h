@@ -6,6 +6,7 @@
 #define TUNE_CLASSES_H
 
 #include "tune_space.h"
+#include "xattn/xattn_introspect.h"
 #include "xattn_bench/workload.h"
 
 #define TUNE_MAX_SUITES 16

@@ -7,6 +7,7 @@
 #include "tune_digest.h"
 #include "tune_env.h"
 #include "xattn/xattn.h"
+#include "xattn/xattn_introspect.h"
 #include "xattn_bench/machine.h"
 
 static int64_t cache_size(hwloc_topology_t t, hwloc_obj_type_t type) {

@@ -9,6 +9,7 @@
 #include "tune_space.h"
 #include "tune_store.h"
 #include "xattn/xattn.h"
+#include "xattn/xattn_introspect.h"
 #include "xattn_bench/topology.h"
 
 typedef struct tune_env {

@@ -1,5 +1,6 @@
 #include "xattn_common/files.h"
 #include "tune_header.h"
+#include "xattn/xattn_introspect.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "xattn/xattn.h"
+#include "xattn/xattn_introspect.h"
 
 typedef struct tune_row {
   char isa[32], dtype[32];

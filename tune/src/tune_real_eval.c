@@ -6,6 +6,7 @@
 
 #include "tune_search.h"
 #include "xattn/xattn.h"
+#include "xattn/xattn_introspect.h"
 #include "xattn_bench/problem.h"
 
 /* A small problem of the class, with its fp64 reference output. */

@@ -6,6 +6,7 @@
 #include "tune_header.h"
 #include "tune_prune.h"
 #include "xattn/xattn.h"
+#include "xattn/xattn_introspect.h"
 #include "xattn_bench/machine.h"
 
 /* The rows of the header this build was compiled with (the "defaults"). */

@@ -3,6 +3,7 @@
 #define TUNE_REPORT_H
 
 #include <stdio.h>
+#include "xattn/xattn_introspect.h"
 #include "tune_classes.h"
 #include "tune_env.h"
 #include "tune_header.h"

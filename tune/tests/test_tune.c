@@ -16,6 +16,7 @@
 #include "tune_prune.h"
 #include "tune_run.h"
 #include "tune_store.h"
+#include "xattn/xattn_introspect.h"
 
 static int failures = 0;
 #define CHECK(cond, ...)                                              \
@@ -918,31 +919,42 @@ static int test_lock(void) {
   return 0;
 }
 
+/* Every test, with the command line ctest runs it with (`--list`; @KEY@ is a
+ * path the build fills in, see tune/CMakeLists.txt). */
+static const struct {
+  const char *name, *list_args;
+  int (*fn0)(void);
+  int (*fn1)(const char *);
+} tests[] = {
+    {"space", NULL, test_space, NULL},       {"planted", NULL, test_planted, NULL},
+    {"budget", NULL, test_budget, NULL},     {"recorded", "recorded @TESTDATA@/recorded_space.tsv", NULL, test_recorded},
+    {"wrong", NULL, test_wrong, NULL},       {"decision", NULL, test_decision, NULL},
+    {"resume", NULL, test_resume, NULL},     {"foreign", NULL, test_foreign, NULL},
+    {"header", "header @CC@", NULL, test_header}, {"torn", NULL, test_torn, NULL},
+    {"merge", NULL, test_merge, NULL},       {"damaged", NULL, test_damaged, NULL},
+    {"refused", NULL, test_refused, NULL},   {"lock", NULL, test_lock, NULL},
+};
+
 int main(int argc, char **argv) {
+  if (argc == 2 && !strcmp(argv[1], "--list")) {
+    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++)
+      printf("%s%s%s\n", tests[i].name, tests[i].list_args ? " " : "", tests[i].list_args ? tests[i].list_args : "");
+    return 0;
+  }
   if (argc < 2) {
-    fprintf(stderr, "usage: test_tune space|planted|budget|recorded TABLE|wrong|decision|resume|foreign|header CC|merge|torn\n");
+    fprintf(stderr, "usage: test_tune --list | NAME [ARG]\n");
+    return 2;
+  }
+  const char *t = argv[1];
+  size_t i = 0;
+  while (i < sizeof tests / sizeof *tests && strcmp(t, tests[i].name)) i++;
+  if (i == sizeof tests / sizeof *tests || (tests[i].fn1 && argc < 3)) {
+    fprintf(stderr, "unknown test or missing argument: %s\n", t);
     return 2;
   }
   make_tmpdir();
-  const char *t = argv[1];
-  if (!strcmp(t, "space")) test_space();
-  else if (!strcmp(t, "planted")) test_planted();
-  else if (!strcmp(t, "budget")) test_budget();
-  else if (!strcmp(t, "recorded") && argc > 2) test_recorded(argv[2]);
-  else if (!strcmp(t, "wrong")) test_wrong();
-  else if (!strcmp(t, "decision")) test_decision();
-  else if (!strcmp(t, "resume")) test_resume();
-  else if (!strcmp(t, "foreign")) test_foreign();
-  else if (!strcmp(t, "header") && argc > 2) test_header(argv[2]);
-  else if (!strcmp(t, "merge")) test_merge();
-  else if (!strcmp(t, "torn")) test_torn();
-  else if (!strcmp(t, "damaged")) test_damaged();
-  else if (!strcmp(t, "lock")) test_lock();
-  else if (!strcmp(t, "refused")) test_refused();
-  else {
-    fprintf(stderr, "unknown test %s\n", t);
-    return 2;
-  }
+  if (tests[i].fn1) tests[i].fn1(argv[2]);
+  else tests[i].fn0();
   char cmd[700];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
   if (failures == 0 && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);

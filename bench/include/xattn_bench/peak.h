@@ -10,6 +10,7 @@
 #define XATTN_BENCH_PEAK_H
 
 #include <stdint.h>
+#include "xattn/xattn_introspect.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "xattn/xattn.h"
+#include "xattn/xattn_introspect.h"
 #include "xattn_bench/workload.h"
 
 #ifdef __cplusplus

@@ -1,9 +1,13 @@
 /* xattn — CPU extend attention (the prefill step of a serving engine).
  *
- * One entry point, xattn_extend_attention(), computes docs/contract.md §1–2 for a batch of
- * requests: each request's new (extend) tokens attend to their own keys and to a
- * prefix read from a KV cache through a token table. xattn_reference() computes
- * the same thing in fp64 and defines the right answer for every test.
+ * xattn_extend_attention() computes docs/contract.md §1–2 for a batch of
+ * requests: each request's new (extend) tokens attend to their own keys and to
+ * a prefix read from a KV cache through a token table. A caller that runs the
+ * same shape many times (a decode loop) makes a plan once (xattn_plan_create)
+ * and runs it (xattn_plan_run) without re-resolving or allocating.
+ * xattn_reference() computes the same thing in fp64 and defines the right
+ * answer for every test. What this build has and how a call resolves (ISAs,
+ * variants, the config header) is in xattn/xattn_introspect.h.
  *
  * Every input is validated before anything is read; a bad input returns a status
  * other than XATTN_OK and xattn_last_error() names the field and the reason.
@@ -19,7 +23,15 @@ extern "C" {
 #endif
 
 #define XATTN_VERSION_MAJOR 0
-#define XATTN_VERSION_MINOR 1
+#define XATTN_VERSION_MINOR 2
+
+/* The library is built with -fvisibility=hidden: exactly the declarations
+ * marked XATTN_API are its interface. */
+#if defined(XATTN_BUILDING_LIBRARY) && (defined(__GNUC__) || defined(__clang__))
+#define XATTN_API __attribute__((visibility("default")))
+#else
+#define XATTN_API
+#endif
 
 /* ---- status ------------------------------------------------------------- */
 typedef enum xattn_status {
@@ -36,12 +48,12 @@ typedef enum xattn_status {
 } xattn_status;
 
 /* Short name of a status ("ok", "null", "shape", ...). Never NULL. */
-const char *xattn_status_string(xattn_status s);
-const char *xattn_status_name(xattn_status s);                /* same, "?" when unknown */
-int xattn_status_parse(const char *name, xattn_status *s);     /* 0 on success */
+XATTN_API const char *xattn_status_string(xattn_status s);
+XATTN_API const char *xattn_status_name(xattn_status s);                /* same, "?" when unknown */
+XATTN_API int xattn_status_parse(const char *name, xattn_status *s);     /* 0 on success */
 /* One line describing the last error on this thread, naming the field and the
  * reason, e.g. "extend_lens[3]: negative length -1". Empty after success. */
-const char *xattn_last_error(void);
+XATTN_API const char *xattn_last_error(void);
 
 /* ---- problem description ------------------------------------------------ */
 typedef enum xattn_dtype {
@@ -71,7 +83,9 @@ typedef enum xattn_align {
 
 /* A [tokens, heads, dim] tensor: element (t, h, d) is at
  * data + t * token_stride + h * head_stride + d   (strides in ELEMENTS).
- * Only the last dimension must be contiguous. */
+ * Only the last dimension must be contiguous. The output o is a tensor too:
+ * the library writes through its data pointer (which must not point at
+ * read-only memory); every other tensor is only read. */
 typedef struct xattn_tensor {
   const void *data;
   int64_t token_stride;
@@ -108,8 +122,7 @@ typedef struct xattn_problem {
   xattn_dtype cache_dtype;      /* XATTN_DTYPE_SAME (default) or dtype: the cache holds dtype */
   float k_scale, v_scale;       /* per-tensor scales of an fp8 cache (default 1) */
   const float *k_scales, *v_scales; /* [cache tokens, H_KV] per-token-per-head scales or NULL */
-  void *o;                      /* [T, H_Q, DV] output */
-  int64_t o_token_stride, o_head_stride;
+  xattn_tensor o;               /* [T, H_Q, DV] output (dtype), written through o.data */
 
   /* token table */
   const void *req_to_token;     /* [max_reqs, max_ctx] of index_type */
@@ -149,7 +162,7 @@ typedef struct xattn_problem {
 
 /* Fills *p with the defaults: causal, bottom-right, no window, no cap, no
  * sinks, f32, i32 token table, zero sizes and NULL pointers. */
-void xattn_problem_init(xattn_problem *p);
+XATTN_API void xattn_problem_init(xattn_problem *p);
 
 /* ---- how to run it -------------------------------------------------------- */
 typedef enum xattn_schedule { XATTN_SCHED_AUTO = 0, XATTN_SCHED_STATIC = 1, XATTN_SCHED_DYNAMIC = 2 } xattn_schedule;
@@ -168,20 +181,52 @@ typedef struct xattn_options {
                           config header, else auto; < 0: off */
 } xattn_options;
 
-void xattn_options_init(xattn_options *o);
+XATTN_API void xattn_options_init(xattn_options *o);
 
 /* sizeof(xattn_problem) and sizeof(xattn_options): bindings that mirror the
  * structs (python/xattn/api.py) check their copy against these. */
-size_t xattn_problem_size(void);
-size_t xattn_options_size(void);
+XATTN_API size_t xattn_problem_size(void);
+XATTN_API size_t xattn_options_size(void);
 
 /* Computes o. opts may be NULL (all defaults). Returns XATTN_OK or an error
  * status; on error nothing has been read beyond what validation needs and o is
  * untouched. Thread-safe: concurrent calls on different outputs are fine. */
-xattn_status xattn_extend_attention(const xattn_problem *p, const xattn_options *opts);
+XATTN_API xattn_status xattn_extend_attention(const xattn_problem *p, const xattn_options *opts);
 
 /* Validation alone (what xattn_extend_attention does first). */
-xattn_status xattn_validate(const xattn_problem *p);
+XATTN_API xattn_status xattn_validate(const xattn_problem *p);
+
+/* ---- plans: resolve once, run many times ----------------------------------
+ * xattn_extend_attention(p, opts) is xattn_plan_create + a workspace +
+ * xattn_plan_run + xattn_plan_destroy. */
+typedef struct xattn_plan xattn_plan;
+
+/* Validates the shape of `shape` (batch, lengths, extend_start, total_tokens,
+ * heads, dims, dtype, cache_dtype, mode, align, window, scale, logit_cap; its
+ * tensors, token table, req_index, sinks and tree_mask may be NULL and are
+ * not read),
+ * resolves variant, layout, ISA, schedule and threads as
+ * xattn_extend_attention would, and cuts the call into work items. The plan
+ * keeps copies: `shape`'s arrays may change or be freed afterwards. On error
+ * *plan is NULL. A plan is immutable and may be run from several threads at
+ * once, each with its own workspace and output. */
+XATTN_API xattn_status xattn_plan_create(const xattn_problem *shape, const xattn_options *opts,
+                                         xattn_plan **plan);
+
+/* Bytes of workspace xattn_plan_run needs (per-thread scratch, kvsplit
+ * partials). The workspace must be 64-byte aligned; 0 means none. */
+XATTN_API size_t xattn_plan_workspace_size(const xattn_plan *plan);
+
+/* Runs the plan on `data`, which must describe the same call: its batch and
+ * total_tokens must equal the plan's (checked). What the plan fixed (lengths,
+ * extend_start, heads, dims, dtype, cache_dtype, scale, logit_cap, mode,
+ * align, window) comes from the plan; everything else from `data`: the
+ * tensors (pointers and strides), the cache's storage and scales, the token
+ * table, req_index, sinks, the tree mask. Those are checked as xattn_validate
+ * checks them, then the kernels run. No memory is allocated. */
+XATTN_API xattn_status xattn_plan_run(const xattn_plan *plan, const xattn_problem *data, void *workspace);
+
+XATTN_API void xattn_plan_destroy(xattn_plan *plan); /* NULL is fine */
 
 /* Address of head kvh of cache key j of request b (v = 0: k_cache, v = 1: v_cache):
  * the slot table or paged block table (page_size, cache_layout, req_start_col)
@@ -192,112 +237,41 @@ const void *xattn_cache_row(const xattn_problem *p, int32_t b, int64_t j, int32_
 
 /* fp64 reference, docs/contract.md's definition. Writes out[t][h][dv] as doubles into a
  * dense [T, H_Q, DV] array (p->o is ignored). Slow: O(T * S * (D + DV)). */
-xattn_status xattn_reference(const xattn_problem *p, double *out);
+XATTN_API xattn_status xattn_reference(const xattn_problem *p, double *out);
 
 /* Number of visible (query, key) pairs summed over query heads' positions,
  * i.e. V of docs/contract.md §5 (counted once per query token, not per head).
  * FLOPs = 2 * H_Q * (D + DV) * V. Returns -1 on invalid input. */
-int64_t xattn_visible_pairs(const xattn_problem *p);
-
-/* ---- what this build has -------------------------------------------------- */
-/* Names are stable strings owned by the library. Counts are >= 1. */
-int xattn_isa_count(void);
-const char *xattn_isa_name(int i);    /* built ISA i, in preference order (best first) */
-int xattn_isa_runnable(const char *isa); /* 1 if built and this CPU can run it */
-const char *xattn_best_isa(void);     /* what NULL isa resolves to (honours XATTN_ISA env) */
-/* The ISA whose kernels run a problem of this dtype when `isa` is asked for
- * (NULL: the best runnable): an ISA with bf16 code only (amx, avx512bf16) runs
- * f32/f16 with avx512. Config-header classes are keyed by this name. NULL if
- * `isa` is not built. */
-const char *xattn_running_isa(const char *isa, xattn_dtype dtype);
-
-int xattn_variant_count(void);
-const char *xattn_variant_name(int i); /* "BMxBN" */
-int xattn_layout_count(void);
-const char *xattn_layout_name(int i);
-
-/* The config header the build was compiled with: its path as given to CMake,
- * a one-line provenance summary, and the number of tuned classes it holds. */
-const char *xattn_config_header_path(void);
-const char *xattn_config_provenance(void);
-int xattn_config_class_count(void);
-
-/* What a call with these options would run (after config lookup and ISA
- * resolution), without running it. Any out pointer may be NULL. */
-xattn_status xattn_resolve(const xattn_problem *p, const xattn_options *opts,
-                           const char **variant, const char **layout,
-                           const char **isa, int *threads);
-
-/* ---- CPU classes (multi-CPU config headers; docs/formats.md) -------------
- * A header merged from the tuned headers of several machines (xattn-tune merge)
- * keys its rows by CPU class as well as by workload class. A CPU class holds
- * what tuned choices depend on between machines of one ISA: the vendor and
- * CPUID family/model (the microarchitecture: AMX, vdpbf16ps rate, L1), the L2
- * per core (which tiles stay in cache) and the cores per L3 (thread layouts). */
-typedef struct xattn_cpu_class {
-  char name[96];     /* "intel-6-143-l2_2048k-l3_2c-amx" (xattn_cpu_class_set_name) */
-  char isa[16];      /* the best ISA this CPU runs */
-  char vendor[16];   /* CPUID vendor string, "GenuineIntel" */
-  int family, model; /* CPUID display family and model */
-  int l2_kib;        /* L2 KiB per core; 0 unknown */
-  int cores_per_l3;  /* cores sharing one L3; 0 unknown */
-} xattn_cpu_class;
-/* This CPU's class, from CPUID and the caches in sysfs; or, for tests only,
- * from XATTN_CPU_CLASS="vendor:family:model:l2_kib:cores_per_l3[:isa]", which
- * lets one host present itself as another machine. A malformed override is an
- * error (reason in xattn_last_error()). */
-xattn_status xattn_cpu_class_get(xattn_cpu_class *out);
-void xattn_cpu_class_set_name(xattn_cpu_class *c); /* c->name from the other fields */
-/* The class of `classes` whose rows a CPU `self` uses: the exact match; else
- * the nearest one with the same ISA (same vendor, family, model first, then the
- * closest L2 per core and cores per L3); -1 when no class has its ISA. `why`
- * gets one line saying which and why. */
-int xattn_cpu_class_nearest(const xattn_cpu_class *self, const xattn_cpu_class *classes, int n,
-                            char *why, size_t whyn);
-/* Which CPU class of the compiled-in config header this process uses (what
- * xattn_resolve and every call look up): *cls its name, "*" for a header
- * without CPU classes (its rows serve every CPU), "" when no class has this
- * CPU's ISA (the hand default rows serve); *why one line. Read once per process. */
-xattn_status xattn_resolve_cpu_class(const char **cls, const char **why);
-int xattn_config_cpu_class_count(void); /* CPU classes in the header; 0 for a one-machine header */
-
-/* ---- workload classes (docs/formats.md §4) ------------------------------------------
- * The config header's table is keyed by ISA, dtype, D, DV, mode and two buckets
- * of the batch: the longest extend and the longest prefix. The bucket bounds
- * live here and nowhere else; the tuner and the kernels both call these. */
-#define XATTN_EXTEND_BUCKETS 4 /* max E_b: <=64, <=512, <=2048, >2048 */
-#define XATTN_PREFIX_BUCKETS 4 /* max P_b: 0, <=1024, <=8192, >8192 */
-int xattn_extend_bucket(int64_t max_extend);
-int xattn_prefix_bucket(int64_t max_prefix);
+XATTN_API int64_t xattn_visible_pairs(const xattn_problem *p);
 
 /* ---- enum names ----------------------------------------------------------
  * Every public enum has a stable name (never NULL; "?" for a value outside
  * the enum) and a parser (0 on success, -1 for an unknown name). */
-const char *xattn_mode_name(xattn_mode m);              /* "causal", "bidirectional", "cross", "tree" */
-int xattn_mode_parse(const char *name, xattn_mode *m);
-const char *xattn_align_name(xattn_align a);            /* "bottom_right", "top_left" */
-int xattn_align_parse(const char *name, xattn_align *a);
-const char *xattn_schedule_name(xattn_schedule s);      /* "auto", "static", "dynamic" */
-int xattn_schedule_parse(const char *name, xattn_schedule *s);
-const char *xattn_index_type_name(xattn_index_type t);  /* "i32", "i64" */
-int xattn_index_type_parse(const char *name, xattn_index_type *t);
-const char *xattn_cache_layout_name(xattn_cache_layout l);  /* "token_major", "head_major" */
-int xattn_cache_layout_parse(const char *name, xattn_cache_layout *l);
+XATTN_API const char *xattn_mode_name(xattn_mode m);              /* "causal", "bidirectional", "cross", "tree" */
+XATTN_API int xattn_mode_parse(const char *name, xattn_mode *m);
+XATTN_API const char *xattn_align_name(xattn_align a);            /* "bottom_right", "top_left" */
+XATTN_API int xattn_align_parse(const char *name, xattn_align *a);
+XATTN_API const char *xattn_schedule_name(xattn_schedule s);      /* "auto", "static", "dynamic" */
+XATTN_API int xattn_schedule_parse(const char *name, xattn_schedule *s);
+XATTN_API const char *xattn_index_type_name(xattn_index_type t);  /* "i32", "i64" */
+XATTN_API int xattn_index_type_parse(const char *name, xattn_index_type *t);
+XATTN_API const char *xattn_cache_layout_name(xattn_cache_layout l);  /* "token_major", "head_major" */
+XATTN_API int xattn_cache_layout_parse(const char *name, xattn_cache_layout *l);
 
 /* ---- dtype helpers -------------------------------------------------------- */
-size_t xattn_dtype_size(xattn_dtype t);
-const char *xattn_dtype_name(xattn_dtype t);              /* "f32", "bf16", "f16", "e4m3fn", "e5m2", "same" */
-int xattn_dtype_parse(const char *name, xattn_dtype *t);  /* 0 on success */
-float xattn_bf16_to_f32(uint16_t x);
-uint16_t xattn_f32_to_bf16(float x); /* round to nearest even, NaN kept */
-float xattn_f16_to_f32(uint16_t x);
-uint16_t xattn_f32_to_f16(float x);  /* round to nearest even */
+XATTN_API size_t xattn_dtype_size(xattn_dtype t);
+XATTN_API const char *xattn_dtype_name(xattn_dtype t);              /* "f32", "bf16", "f16", "e4m3fn", "e5m2", "same" */
+XATTN_API int xattn_dtype_parse(const char *name, xattn_dtype *t);  /* 0 on success */
+XATTN_API float xattn_bf16_to_f32(uint16_t x);
+XATTN_API uint16_t xattn_f32_to_bf16(float x); /* round to nearest even, NaN kept */
+XATTN_API float xattn_f16_to_f32(uint16_t x);
+XATTN_API uint16_t xattn_f32_to_f16(float x);  /* round to nearest even */
 /* fp8 codes -> float, exact (subnormals, NaN; e5m2 infinities; e4m3fn max 448).
  * t is XATTN_E4M3FN or XATTN_E5M2 (anything else: NaN). */
-float xattn_fp8_to_f32(uint8_t code, xattn_dtype t);
+XATTN_API float xattn_fp8_to_f32(uint8_t code, xattn_dtype t);
 /* float -> fp8 code, round to nearest even; NaN -> NaN; beyond the largest finite
  * value: e4m3fn NaN (it has no inf), e5m2 inf (non-saturating, like PyTorch). */
-uint8_t xattn_f32_to_fp8(float x, xattn_dtype t);
+XATTN_API uint8_t xattn_f32_to_fp8(float x, xattn_dtype t);
 
 #ifdef __cplusplus
 }

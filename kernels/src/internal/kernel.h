@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include "xattn/xattn.h"
+#include "xattn/xattn_introspect.h"
 #include "xattn_isa_list.h"
 
 /* log2(e): kernels work in base 2 (exp2 is cheaper), so scores, caps and sinks
@@ -125,9 +126,5 @@ typedef enum xattn_layout_kind {
 #define XATTN_DECODE_MAX_ROWS 2048
 int xattn_decode_fits(const xattn_problem *p);
 
-/* driver.c: runs a validated problem with resolved choices. */
-xattn_status xattn_drive(const xattn_problem *p, const xattn_isa_kernels *isa, int variant,
-                         xattn_layout_kind layout, xattn_schedule sched, int threads,
-                         int kv_splits, int prefetch);
 
 #endif

@@ -59,7 +59,7 @@ static inline const char *xattn_key_row(const xattn_run *r, int b, int kvh, int6
 static inline char *xattn_out_row(const xattn_run *r, int b, int32_t i, int h) {
   const xattn_problem *p = r->p;
   const int64_t t = r->ext_start[b] + i;
-  return (char *)p->o + (t * p->o_token_stride + (int64_t)h * p->o_head_stride) * (int64_t)xattn_dtype_size(p->dtype);
+  return (char *)(uintptr_t)p->o.data + (t * p->o.token_stride + (int64_t)h * p->o.head_stride) * (int64_t)xattn_dtype_size(p->dtype);
 }
 
 static inline float xattn_row_inv_denominator(const xattn_problem *p, int h, float m, float l) {

@@ -1,0 +1,93 @@
+/* xattn_introspect.h — what this build of libxattn has and how it resolves a
+ * call: the ISA registry, the compiled variants and layouts, the config header
+ * and its workload classes. The tuner, the benchmarks, `xattn info` and the
+ * tests need these; a program that only computes attention does not. */
+#ifndef XATTN_XATTN_INTROSPECT_H
+#define XATTN_XATTN_INTROSPECT_H
+
+#include "xattn/xattn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- what this build has -------------------------------------------------- */
+/* Names are stable strings owned by the library. Counts are >= 1. */
+XATTN_API int xattn_isa_count(void);
+XATTN_API const char *xattn_isa_name(int i);    /* built ISA i, in preference order (best first) */
+XATTN_API int xattn_isa_runnable(const char *isa); /* 1 if built and this CPU can run it */
+XATTN_API const char *xattn_best_isa(void);     /* what NULL isa resolves to (honours XATTN_ISA env) */
+/* The ISA whose kernels run a problem of this dtype when `isa` is asked for
+ * (NULL: the best runnable): an ISA with bf16 code only (amx, avx512bf16) runs
+ * f32/f16 with avx512. Config-header classes are keyed by this name. NULL if
+ * `isa` is not built. */
+XATTN_API const char *xattn_running_isa(const char *isa, xattn_dtype dtype);
+
+XATTN_API int xattn_variant_count(void);
+XATTN_API const char *xattn_variant_name(int i); /* "BMxBN" */
+XATTN_API int xattn_layout_count(void);
+XATTN_API const char *xattn_layout_name(int i);
+
+/* The config header the build was compiled with: its path as given to CMake,
+ * a one-line provenance summary, and the number of tuned classes it holds. */
+XATTN_API const char *xattn_config_header_path(void);
+XATTN_API const char *xattn_config_provenance(void);
+XATTN_API int xattn_config_class_count(void);
+
+/* What a call with these options would run (after config lookup and ISA
+ * resolution), without running it. Any out pointer may be NULL. */
+XATTN_API xattn_status xattn_resolve(const xattn_problem *p, const xattn_options *opts,
+                           const char **variant, const char **layout,
+                           const char **isa, int *threads);
+
+/* ---- CPU classes (multi-CPU config headers; docs/formats.md) -------------
+ * A header merged from the tuned headers of several machines (xattn-tune merge)
+ * keys its rows by CPU class as well as by workload class. A CPU class holds
+ * what tuned choices depend on between machines of one ISA: the vendor and
+ * CPUID family/model (the microarchitecture: AMX, vdpbf16ps rate, L1), the L2
+ * per core (which tiles stay in cache) and the cores per L3 (thread layouts). */
+typedef struct xattn_cpu_class {
+  char name[96];     /* "intel-6-143-l2_2048k-l3_2c-amx" (xattn_cpu_class_set_name) */
+  char isa[16];      /* the best ISA this CPU runs */
+  char vendor[16];   /* CPUID vendor string, "GenuineIntel" */
+  int family, model; /* CPUID display family and model */
+  int l2_kib;        /* L2 KiB per core; 0 unknown */
+  int cores_per_l3;  /* cores sharing one L3; 0 unknown */
+} xattn_cpu_class;
+/* This CPU's class, from CPUID and the caches in sysfs; or, for tests only,
+ * from XATTN_CPU_CLASS="vendor:family:model:l2_kib:cores_per_l3[:isa]", which
+ * lets one host present itself as another machine. A malformed override is an
+ * error (reason in xattn_last_error()). */
+XATTN_API xattn_status xattn_cpu_class_get(xattn_cpu_class *out);
+XATTN_API void xattn_cpu_class_set_name(xattn_cpu_class *c); /* c->name from the other fields */
+/* The class of `classes` whose rows a CPU `self` uses: the exact match; else
+ * the nearest one with the same ISA (same vendor, family, model first, then the
+ * closest L2 per core and cores per L3); -1 when no class has its ISA. `why`
+ * gets one line saying which and why. */
+XATTN_API int xattn_cpu_class_nearest(const xattn_cpu_class *self, const xattn_cpu_class *classes, int n,
+                            char *why, size_t whyn);
+/* Which CPU class of the compiled-in config header this process uses (what
+ * xattn_resolve and every call look up): *cls its name, "*" for a header
+ * without CPU classes (its rows serve every CPU), "" when no class has this
+ * CPU's ISA (the hand default rows serve); *why one line. Read once per process. */
+XATTN_API xattn_status xattn_resolve_cpu_class(const char **cls, const char **why);
+XATTN_API int xattn_config_cpu_class_count(void); /* CPU classes in the header; 0 for a one-machine header */
+
+/* ---- workload classes (docs/formats.md §4) ------------------------------------------
+ * The config header's table is keyed by ISA, dtype, D, DV, mode and two buckets
+ * of the batch: the longest extend and the longest prefix. The bucket bounds
+ * live here and nowhere else; the tuner and the kernels both call these. */
+#define XATTN_EXTEND_BUCKETS 4 /* max E_b: <=64, <=512, <=2048, >2048 */
+#define XATTN_PREFIX_BUCKETS 4 /* max P_b: 0, <=1024, <=8192, >8192 */
+XATTN_API int xattn_extend_bucket(int64_t max_extend);
+XATTN_API int xattn_prefix_bucket(int64_t max_prefix);
+
+/* What a plan runs: the same answers as xattn_resolve gave when it was made.
+ * Any out pointer may be NULL. */
+XATTN_API void xattn_plan_describe(const xattn_plan *plan, const char **variant, const char **layout,
+                                   const char **isa, int *threads);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* XATTN_XATTN_INTROSPECT_H */
