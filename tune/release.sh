@@ -85,6 +85,28 @@ STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT="$RESULTS/$MACHINE/$COMMIT"
 mkdir -p "$OUT"
 HDR="$OUT/${STAMP}_xattn_config_tuned.h"
+# what killed runs left (temp files, headers of runs that never finished) is
+# cleaned up first (tune/release_cleanup.sh); this run keeps a marker while it
+# is in progress, so that if it is killed outright the next run knows its
+# header is unfinished. Interrupted or failed, it cleans up after itself: its
+# temp files are removed and its header renamed *.unfinished, so that
+# `*_xattn_config_tuned.h` (xattn-tune merge) only ever matches finished runs.
+"$ROOT/tune/release_cleanup.sh" "$RESULTS/$MACHINE"/*/
+MARK="$OUT/.release-running-$STAMP-$$"
+: > "$MARK"
+finish() {
+  local rc=$?
+  rm -f "$OUT/${STAMP}_"*.tmp "$OUT/${STAMP}_"*.tmp.[0-9]*
+  if [ "$rc" != 0 ] && [ -f "$HDR" ]; then
+    mv -f "$HDR" "$HDR.unfinished"
+    echo "release.sh: stopped (exit $rc): header renamed to $HDR.unfinished" >&2
+  fi
+  rm -f "$MARK"
+}
+trap finish EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 echo "[release] machine $MACHINE, commit $COMMIT, load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 step "2/5 tuning ${SUITES[*]} (budget $BUDGET)"

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# tune/release_cleanup.sh DIR... — what killed release.sh runs left in results
+# folders, cleaned up by the next run (issue 12 item 8), each said in one line:
+#   - NAME.tmp.PID (the header writer's temp file, caseio's npy writer uses the
+#     same form) whose writer PID is gone: removed;
+#   - .release-running-STAMP-PID, the marker release.sh keeps while a run is in
+#     progress, whose PID is gone: that run was killed before it finished, so its
+#     STAMP_xattn_config_tuned.h becomes STAMP_xattn_config_tuned.h.unfinished
+#     (kept as evidence, but no longer matched by `*_xattn_config_tuned.h`, e.g.
+#     by `xattn-tune merge`), its STAMP_*.tmp files are removed, and so is the marker.
+# A PID that is still running (or that this user cannot see) is left alone:
+# its writer may still be at work. The same rule as xattn-bench's stale
+# .tmp-STAMP-PID.json files (bench/src/xattn_bench_main.cc).
+set -euo pipefail
+
+alive() { [ -d "/proc/$1" ]; }
+
+for dir in "$@"; do
+  [ -d "$dir" ] || continue
+  for f in "$dir"/*.tmp.[0-9]*; do
+    [ -f "$f" ] || continue
+    pid=${f##*.tmp.}
+    case "$pid" in *[!0-9]*|'') continue ;; esac
+    alive "$pid" && continue
+    rm -f -- "$f" && echo "release.sh: removed $f, a temp file of a killed run (pid $pid)" >&2
+  done
+  for m in "$dir"/.release-running-*-[0-9]*; do
+    [ -f "$m" ] || continue
+    base=${m##*/.release-running-}
+    pid=${base##*-}
+    stamp=${base%-*}
+    case "$pid" in *[!0-9]*|'') continue ;; esac
+    alive "$pid" && continue
+    hdr="$dir/${stamp}_xattn_config_tuned.h"
+    what="no header"
+    if [ -f "$hdr" ]; then mv -f -- "$hdr" "$hdr.unfinished" && what="header renamed to $hdr.unfinished"; fi
+    rm -f -- "$dir/${stamp}_"*.tmp "$m"
+    echo "release.sh: run $stamp (pid $pid) was killed before it finished: $what" >&2
+  done
+done
+exit 0

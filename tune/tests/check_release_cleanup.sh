@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# tune/release_cleanup.sh (run by release.sh before it tunes): what killed
+# release runs left is cleaned up and said so, what a live run is writing is
+# left alone, and finished headers are untouched. issue 12 item 8: killed runs
+# left *.tmp.PID files and orphan headers that `*_xattn_config_tuned.h` globs
+# (xattn-tune merge) took for finished ones.
+# usage: check_release_cleanup.sh SOURCE_DIR
+set -u
+src="$1"
+tmp=$(mktemp -d)
+sleep 60 & live=$!
+trap 'kill $live 2>/dev/null; rm -rf "$tmp"' EXIT
+true & dead=$!; wait $dead
+fail=0
+d="$tmp/m/abc123"; mkdir -p "$d"
+touch "$d/20260101T000000Z_xattn_config_tuned.h"                      # a finished run
+touch "$d/20260102T000000Z_xattn_config_tuned.h.tmp.$dead"            # header writer killed
+touch "$d/o.npy.tmp.$dead"                                            # npy writer killed
+touch "$d/20260103T000000Z_xattn_config_tuned.h.tmp.$live"            # writer at work
+touch "$d/.release-running-20260104T000000Z-$dead" "$d/20260104T000000Z_xattn_config_tuned.h" \
+      "$d/20260104T000000Z_tuned-vs-default.json.tmp"                 # run killed after tuning
+touch "$d/.release-running-20260105T000000Z-$live" "$d/20260105T000000Z_xattn_config_tuned.h"  # run in progress
+"$src/tune/release_cleanup.sh" "$tmp/m"/*/ 2>"$tmp/err"; rc=$?
+check() { "$@" || { echo "FAIL: $*" >&2; fail=1; }; }
+check [ $rc -eq 0 ]
+check [ -f "$d/20260101T000000Z_xattn_config_tuned.h" ]
+check [ ! -e "$d/20260102T000000Z_xattn_config_tuned.h.tmp.$dead" ]
+check [ ! -e "$d/o.npy.tmp.$dead" ]
+check grep -q "removed .*o.npy.tmp.$dead, a temp file of a killed run (pid $dead)" "$tmp/err"
+check [ -f "$d/20260103T000000Z_xattn_config_tuned.h.tmp.$live" ]
+check [ ! -e "$d/20260104T000000Z_xattn_config_tuned.h" ]
+check [ -f "$d/20260104T000000Z_xattn_config_tuned.h.unfinished" ]
+check [ ! -e "$d/20260104T000000Z_tuned-vs-default.json.tmp" ]
+check [ ! -e "$d/.release-running-20260104T000000Z-$dead" ]
+check grep -q "run 20260104T000000Z (pid $dead) was killed before it finished: header renamed" "$tmp/err"
+check [ -f "$d/.release-running-20260105T000000Z-$live" ]
+check [ -f "$d/20260105T000000Z_xattn_config_tuned.h" ]
+check [ "$(wc -l < "$tmp/err")" -eq 3 ]
+# release.sh runs it on its results folders before tuning, and cleans up after itself
+check grep -q 'release_cleanup.sh" "$RESULTS/$MACHINE"/\*/' "$src/tune/release.sh"
+check grep -q '^trap finish EXIT' "$src/tune/release.sh"
+[ $fail -eq 0 ] && echo "release cleanup: ok" || cat "$tmp/err" >&2
+exit $fail
