@@ -133,6 +133,24 @@ static void one_head(const xattn_problem *p, int32_t b, int32_t h, const scratch
   }
 }
 
+/* f32 elements of one thread's scratch: the sum of scratch_alloc's five
+ * buffers below (k, v, q, o, s); keep the two in step */
+static double scratch_floats(int64_t max_nk, int64_t max_e, int32_t D, int32_t DV) {
+  return (double)max_nk * (D + DV) + (double)max_e * (D + DV) + (double)ROW_BLOCK * max_nk;
+}
+
+double xb_blas_scratch_bytes(const xb_workload *w, int threads, xb_blas_threading how) {
+  int64_t max_nk = 1, max_e = 1;
+  for (int32_t b = 0; b < w->batch; b++) {
+    const int64_t nk = w->mode == XATTN_MODE_CROSS ? (w->encoder_lens ? w->encoder_lens[b] : 0)
+                                                   : (int64_t)w->prefix_lens[b] + w->extend_lens[b];
+    if (nk > max_nk) max_nk = nk;
+    if (w->extend_lens[b] > max_e) max_e = w->extend_lens[b];
+  }
+  const int sets = how == XB_BLAS_GEMM || threads < 1 ? 1 : threads;
+  return sizeof(float) * scratch_floats(max_nk, max_e, w->head_dim, w->head_dim_v) * sets;
+}
+
 static int scratch_alloc(const xattn_problem *p, scratch *sc) {
   int64_t max_nk = 1, max_e = 1;
   for (int32_t b = 0; b < p->batch; b++) {

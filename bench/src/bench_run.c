@@ -437,9 +437,14 @@ int xb_row_prepare(xb_session *s, int r, char *err, size_t errlen) {
     ref_out = NULL;
     free(check_expected);
     check_expected = NULL;
-    /* first touch by the bound team of this row's size */
-    if (xb_problem_build(&s->pb, &s->suite->workloads[row->workload], row->dtype, s->opt.seed, row->threads, err,
-                         errlen) != 0)
+    /* first touch by the bound team of this row's size; the memory estimate
+     * counts the BLAS baseline's scratch when the baseline runs on it (its
+     * rows, speedup_vs_blas, or the check of a problem past the reference) */
+    const xb_workload *w = &s->suite->workloads[row->workload];
+    const double blas_bytes = !s->opt.no_baseline || s->opt.check
+                                  ? xb_blas_scratch_bytes(w, row->threads, s->opt.blas_threading)
+                                  : 0;
+    if (xb_problem_build_with(&s->pb, w, row->dtype, s->opt.seed, row->threads, blas_bytes, err, errlen) != 0)
       return -1;
     s->pb_valid = 1;
     if (measure_problem_roof(s, row->threads, err, errlen) != 0) return -1;

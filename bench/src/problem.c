@@ -149,7 +149,7 @@ void xb_problem_free(xb_problem *pb) {
 }
 
 static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64_t seed, int threads,
-                 int shape_only, char *err, size_t errlen) {
+                 int shape_only, double extra_bytes, char *err, size_t errlen) {
   memset(pb, 0, sizeof *pb);
   if (threads < 1) threads = 1;
   pb->w = w;
@@ -180,11 +180,14 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
   }
   if (!shape_only) {
     const double need = (double)es * ((double)T * HQ * (D + DV) + (double)T * HKV * (D + DV)) +
-                        (double)ces * (double)cache_tokens * HKV * (D + DV);
+                        (double)ces * (double)cache_tokens * HKV * (D + DV) + extra_bytes;
     const double avail = available_memory_bytes();
     if (avail > 0 && need > 0.5 * avail) {
-      snprintf(err, errlen, "workload %s (%s): needs %.1f GiB, more than half of the %.1f GiB available; skipped",
-               w->name, xattn_dtype_name(dtype), need / 1073741824.0, avail / 1073741824.0);
+      char extra[96] = "";
+      if (extra_bytes > 0)
+        snprintf(extra, sizeof extra, " (%.1f GiB of it the BLAS baseline's scratch)", extra_bytes / 1073741824.0);
+      snprintf(err, errlen, "workload %s (%s): needs %.1f GiB%s, more than half of the %.1f GiB available; skipped",
+               w->name, xattn_dtype_name(dtype), need / 1073741824.0, extra, avail / 1073741824.0);
       return -1;
     }
   }
@@ -335,12 +338,17 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
 
 int xb_problem_build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64_t seed, int threads,
                      char *err, size_t errlen) {
-  return build(pb, w, dtype, seed, threads, 0, err, errlen);
+  return build(pb, w, dtype, seed, threads, 0, 0, err, errlen);
+}
+
+int xb_problem_build_with(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64_t seed, int threads,
+                          double extra_bytes, char *err, size_t errlen) {
+  return build(pb, w, dtype, seed, threads, 0, extra_bytes, err, errlen);
 }
 
 int xb_problem_build_shape(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64_t seed, char *err,
                            size_t errlen) {
-  return build(pb, w, dtype, seed, 1, 1, err, errlen);
+  return build(pb, w, dtype, seed, 1, 1, 0, err, errlen);
 }
 
 void xb_problem_clear_output(xb_problem *pb) { zero(pb->o, pb->output_bytes, pb->threads); }

@@ -25,6 +25,11 @@ typedef enum xb_blas_threading { XB_BLAS_HEADS = 0, XB_BLAS_GEMM = 1 } xb_blas_t
  * one line in err (unsupported mode, out of memory). */
 int xb_blas_attention(xb_problem *pb, int threads, xb_blas_threading how, char *err, size_t errlen);
 const char *xb_blas_threading_name(xb_blas_threading how);
+/* The bytes of scratch xb_blas_attention allocates for workload w (one set of
+ * f32 K/V/Q/O/score buffers per thread under XB_BLAS_HEADS, one under
+ * XB_BLAS_GEMM): what a caller adds to xb_problem_build_with's memory estimate
+ * when the baseline will run on the problem. */
+double xb_blas_scratch_bytes(const xb_workload *w, int threads, xb_blas_threading how);
 
 #ifdef __cplusplus
 }

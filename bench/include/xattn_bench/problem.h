@@ -43,6 +43,11 @@ typedef struct xb_problem {
  * team of `threads` (<= 0: 1). 0 on success, -1 with one line in err. */
 int xb_problem_build(xb_problem *out, const xb_workload *w, xattn_dtype dtype,
                      uint64_t seed, int threads, char *err, size_t errlen);
+/* The same, counting extra_bytes the caller will allocate for this problem
+ * (the BLAS baseline's scratch: xb_blas_scratch_bytes) in the memory estimate
+ * that refuses a problem needing more than half of the available memory. */
+int xb_problem_build_with(xb_problem *out, const xb_workload *w, xattn_dtype dtype, uint64_t seed,
+                          int threads, double extra_bytes, char *err, size_t errlen);
 /* The same problem without tensor data (lengths, token table, masks, sinks;
  * every tensor points at one small dummy): for xattn_resolve, FLOP counts and
  * planning. Never pass it to a kernel. */
