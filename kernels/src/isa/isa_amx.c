@@ -7,10 +7,17 @@
  * Layouts (NS = the tile's key count rounded up to 32, D32 = D rounded up to 32,
  * padding is zeros; u32 = a pair of bf16, the "VNNI" rows tile B operands need):
  *   qt chunk [RC][D32] bf16    queries as stored (tile A of Q K^T)
- *   kp       [D32/2][NS] u32   pair (k[j][2t], k[j][2t+1]) at [t][j]: keys transposed
- *                              with 16x16 register transposes (tile B)
+ *   kp       [NS/32][D32/2][32] u32  pair (k[j][2t], k[j][2t+1]) at [j/32][t][j%32]:
+ *                              keys transposed with 16x16 register transposes (tile
+ *                              B), blocks of 32 keys contiguous so that a block stays
+ *                              in L1 (rows NS*4 bytes apart would share a few sets)
  *   vp       [NS/2][DVP] u32   pair (v[2j][c], v[2j+1][c]) at [j][c]  (tile B of P V)
- *   st       [RC][NS] f32      scores row-major (tile C), softmax'd in place
+ *   st       [NS/16][RC][16] f32  scores, tile-major: each 16 x 16 C tile is stored as
+ *                              one contiguous KiB (row-major rows NS*4 bytes apart
+ *                              made the tile stores cost as much as the products);
+ *                              blocks of 16 keys ST_BLOCK floats apart, 64 bytes more
+ *                              than RC x 16 so that a row's blocks do not all fall in
+ *                              one L1 set (4 KiB apart they did)
  *   pp       [RC][NS] bf16     p rounded to bf16 (tile A of P V)
  * Rows are processed in blocks of 32 (2 tiles), keys in blocks of 32. */
 #include "isa/exp2_poly.h"
@@ -23,9 +30,11 @@
 #include "isa/bf16_pairs.h"
 #include "isa/amx_tiles.h"
 #include "isa/hooks.h"
+#include "isa/amx_profile.h"
 
 #define RC 64
 #define KR 32 /* keys are padded to a multiple of 32 */
+#define ST_BLOCK (RC * 16 + 16) /* st: floats from one block of 16 keys to the next (fits the (BN + KR) x RC of item.inc) */
 
 static inline int up32(int x) { return (x + 31) & ~31; }
 
@@ -36,6 +45,7 @@ static size_t hook_pp_bytes(int bn) { return sizeof(uint16_t) * (size_t)RC * up3
 
 static void hook_pack_q(void *qt_chunk, const char *const *srcs, int nrows, int d, xattn_dtype dt,
                         float scale2, float *tmp) {
+  PROF_START(t0);
   const int d32 = up32(d);
   uint16_t *qt = (uint16_t *)qt_chunk;
   for (int r = 0; r < RC; r++) {
@@ -47,10 +57,12 @@ static void hook_pack_q(void *qt_chunk, const char *const *srcs, int nrows, int 
     }
     memset(dst + c, 0, sizeof(uint16_t) * (d32 - c));
   }
+  PROF_ADD(PROF_PACK_Q, t0, 0);
 }
 
 static void hook_pack_kv(void *kpv, void *vpv, const char *const *kptr, const char *const *vptr, int n,
                          int d, int dv, int dvp, xattn_dtype dt) {
+  PROF_START(t0);
   const int ns = up32(n), d32 = up32(d);
   uint32_t *kp = (uint32_t *)kpv;
   for (int j0 = 0; j0 < ns; j0 += 16) {
@@ -60,7 +72,8 @@ static void hook_pack_kv(void *kpv, void *vpv, const char *const *kptr, const ch
       for (int t = 0; t < 16; t++)
         r[t] = j0 + t < n ? _mm512_maskz_loadu_epi16(k, (const uint16_t *)kptr[j0 + t] + e0) : _mm512_setzero_si512();
       transpose16(r);
-      for (int t = 0; t < 16; t++) _mm512_store_si512(kp + (size_t)(e0 / 2 + t) * ns + j0, r[t]);
+      uint32_t *blk = kp + (size_t)(j0 / 32) * (d32 / 2) * 32 + (j0 & 16);
+      for (int t = 0; t < 16; t++) _mm512_store_si512(blk + (size_t)(e0 / 2 + t) * 32, r[t]);
     }
   }
   uint32_t *vp = (uint32_t *)vpv;
@@ -74,6 +87,7 @@ static void hook_pack_kv(void *kpv, void *vpv, const char *const *kptr, const ch
     const uint16_t *b = j + 1 < n ? (const uint16_t *)vptr[j + 1] : NULL;
     pack_bf16_pair_row(dst, a, b, dv, dvp);
   }
+  PROF_ADD(PROF_PACK_KV, t0, 0);
 }
 
 /* tiles 0-3: C (2 x 2 blocks of 16 x 16 f32), 4-5: A, 6-7: B */
@@ -89,9 +103,11 @@ static __attribute__((noinline)) void hook_qk(const void *kpv, int n, int d, con
                                               float *st, float scale2) {
   const uint16_t *qt = (const uint16_t *)qtv;
   const uint32_t *kp = (const uint32_t *)kpv;
+  PROF_START(t0);
   const int ns = up32(n), d32 = up32(d), nrb = (nv + 1) & ~1;
-  for (int rb = 0; rb < nrb; rb += 2) {
-    for (int kb = 0; kb < ns / 16; kb += 2) {
+  for (int kb = 0; kb < ns / 32; kb++) { /* keys outer: the 32-key block is reused from L1 by every row block */
+    const uint32_t *kblk = kp + (size_t)kb * (d32 / 2) * 32;
+    for (int rb = 0; rb < nrb; rb += 2) {
       _tile_zero(0);
       _tile_zero(1);
       _tile_zero(2);
@@ -99,25 +115,28 @@ static __attribute__((noinline)) void hook_qk(const void *kpv, int n, int d, con
       for (int e0 = 0; e0 < d32; e0 += 32) {
         _tile_loadd(4, qt + (size_t)(rb * 16) * d32 + e0, d32 * 2);
         _tile_loadd(5, qt + (size_t)(rb * 16 + 16) * d32 + e0, d32 * 2);
-        _tile_loadd(6, kp + (size_t)(e0 / 2) * ns + kb * 16, ns * 4);
-        _tile_loadd(7, kp + (size_t)(e0 / 2) * ns + kb * 16 + 16, ns * 4);
+        _tile_loadd(6, kblk + (size_t)(e0 / 2) * 32, 128);
+        _tile_loadd(7, kblk + (size_t)(e0 / 2) * 32 + 16, 128);
         _tile_dpbf16ps(0, 4, 6);
         _tile_dpbf16ps(1, 4, 7);
         _tile_dpbf16ps(2, 5, 6);
         _tile_dpbf16ps(3, 5, 7);
       }
-      float *s = st + (size_t)(rb * 16) * ns + kb * 16;
-      _tile_stored(0, s, ns * 4);
-      _tile_stored(1, s + 16, ns * 4);
-      _tile_stored(2, s + (size_t)16 * ns, ns * 4);
-      _tile_stored(3, s + (size_t)16 * ns + 16, ns * 4);
+      float *s = st + (size_t)(kb * 2) * ST_BLOCK + rb * 16 * 16;
+      _tile_stored(0, s, 64);
+      _tile_stored(1, s + ST_BLOCK, 64);
+      _tile_stored(2, s + 16 * 16, 64);
+      _tile_stored(3, s + ST_BLOCK + 16 * 16, 64);
     }
   }
+  PROF_ADD(PROF_QK, t0, (size_t)nrb * (ns / 16) * (d32 / 32));
 }
 
 /* 2^x for p that is rounded to bf16 right after (relative error 2^-9): a
- * degree-4 polynomial (relative error < 5e-5) is plenty and saves 3 FMAs. */
-static inline __m512 exp2_bf16_finite(__m512 x) { /* x finite: scalef underflows to 0 */
+ * degree-4 polynomial (relative error < 5e-5) is plenty and saves 3 FMAs.
+ * Lanes that are masked are zeroed by the caller, whatever they hold. */
+static inline __m512 exp2_bf16(__m512 x) {
+  x = _mm512_max_ps(_mm512_set1_ps(XATTN_EXP2_MIN_INPUT), x); /* -inf -> 0; x second so NaN stays NaN */
   const __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m512 f = _mm512_sub_ps(x, n);
   __m512 p = _mm512_set1_ps(XATTN_EXP2_C4);
@@ -127,15 +146,109 @@ static inline __m512 exp2_bf16_finite(__m512 x) { /* x finite: scalef underflows
   p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C0));
   return _mm512_scalef_ps(p, n);
 }
-static inline __m512 exp2_bf16(__m512 x) { /* x may be -inf (masked): clamp first, x second so NaN stays NaN */
-  return exp2_bf16_finite(_mm512_max_ps(_mm512_set1_ps(XATTN_EXP2_MIN_INPUT), x));
+
+/* Lazy running max: a row keeps its max m while its scaled scores stay below
+ * m + LAZY_TAU (base 2). Then p = 2^(x - m) <= 2^LAZY_TAU, exact enough for
+ * bf16 and the f32 sums (the final o = acc / l uses the same m for both, so
+ * any m is exact; the bound only rules out overflow), alpha stays 1 (no
+ * accumulator rescale) and the row needs one pass over its scores instead of
+ * a max pass, a horizontal max and an exp pass. */
+#define LAZY_TAU 8.0f
+
+/* What one row of a chunk sees of the tile: keys j < n, inside [lo, hi], tree bits. */
+typedef struct row_view {
+  int n, full, capped;
+  int32_t kpos0, lo, hi;
+  const uint8_t *vis; /* [key][RC] tree bits of this row (stride RC), or NULL */
+  float scale2, cap2;
+} row_view;
+
+static inline __mmask16 row_mask(const row_view *v, int j) {
+  __mmask16 k = tail_mask(v->n - j);
+  if (v->full) return k;
+  const __m512i kpos = _mm512_add_epi32(_mm512_set1_epi32(v->kpos0 + j),
+                                        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  k &= _mm512_cmpge_epi32_mask(kpos, _mm512_set1_epi32(v->lo)) & _mm512_cmple_epi32_mask(kpos, _mm512_set1_epi32(v->hi));
+  if (v->vis) {
+    __mmask16 bits = 0;
+    for (int t = 0; t < 16 && j + t < v->n; t++)
+      if (v->vis[(size_t)(j + t) * RC]) bits |= (__mmask16)(1u << t);
+    k &= bits;
+  }
+  return k;
 }
 
-/* Online softmax on row-major raw dot products (scaled here). Fully visible
- * tiles without a cap take the short path: max of the raw scores, then
- * p = 2^(s * scale - m) in one FMA + exp. Rescale factors and sums are
- * finished for all rows at once with vector exp2. */
+/* the scores of keys j..j+15 of the row whose scores start at s (see st) */
+static inline const float *st_keys(const float *s, int j) { return s + (size_t)(j >> 4) * ST_BLOCK; }
+
+/* x = the scaled (and soft-capped) score minus m, for 16 keys */
+static inline __m512 row_x(const row_view *v, const float *s, __m512 neg_m) {
+  if (!v->capped) return _mm512_fmadd_ps(_mm512_load_ps(s), _mm512_set1_ps(v->scale2), neg_m);
+  const __m512 x = _mm512_mul_ps(_mm512_load_ps(s), _mm512_set1_ps(v->scale2));
+  const __m512 c = _mm512_mul_ps(_mm512_set1_ps(v->cap2), v_tanh(_mm512_mul_ps(x, _mm512_set1_ps(1.0f / v->cap2))));
+  return _mm512_add_ps(c, neg_m);
+}
+
+/* max over the row's visible keys of x (m = 0), -inf if it sees none */
+static inline float row_max(const row_view *v, const float *s) {
+  const __m512 neg_inf = _mm512_set1_ps(-INFINITY), zero = _mm512_setzero_ps();
+  __m512 mx0 = neg_inf, mx1 = neg_inf; /* two chains: max has a latency of 4 */
+  const int ns = up32(v->n);
+  int j = 0;
+  if (v->full && !v->capped && v->scale2 > 0.0f) { /* max(s * scale) = max(s) * scale: raw scores */
+    for (; j + 32 <= v->n; j += 32) {
+      mx0 = _mm512_max_ps(mx0, _mm512_load_ps(st_keys(s, j)));
+      mx1 = _mm512_max_ps(mx1, _mm512_load_ps(st_keys(s, j + 16)));
+    }
+    mx0 = _mm512_mul_ps(_mm512_max_ps(mx0, mx1), _mm512_set1_ps(v->scale2));
+    mx1 = neg_inf;
+  }
+  for (; j < ns; j += 32) {
+    mx0 = _mm512_mask_max_ps(mx0, row_mask(v, j), mx0, row_x(v, st_keys(s, j), zero));
+    mx1 = _mm512_mask_max_ps(mx1, row_mask(v, j + 16), mx1, row_x(v, st_keys(s, j + 16), zero));
+  }
+  return _mm512_reduce_max_ps(_mm512_max_ps(mx0, mx1));
+}
+
+/* p = 2^(x - m) of the visible keys (0 elsewhere) to prow as bf16; returns
+ * the sum of p and, in *over, whether some x - m exceeded LAZY_TAU. */
+static inline float row_exp(const row_view *v, const float *s, float m, uint16_t *prow, int *over) {
+  const __m512 neg_m = _mm512_set1_ps(-m), neg_inf = _mm512_set1_ps(-INFINITY);
+  __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps(), mx0 = neg_inf, mx1 = neg_inf;
+  const int ns = up32(v->n);
+  int j = 0;
+  if (v->full && !v->capped) /* the common case: every key up to n & ~31 visible, no masks */
+    for (; j + 32 <= v->n; j += 32) {
+      const __m512 x0 = _mm512_fmadd_ps(_mm512_load_ps(st_keys(s, j)), _mm512_set1_ps(v->scale2), neg_m);
+      const __m512 x1 = _mm512_fmadd_ps(_mm512_load_ps(st_keys(s, j + 16)), _mm512_set1_ps(v->scale2), neg_m);
+      mx0 = _mm512_max_ps(mx0, x0);
+      mx1 = _mm512_max_ps(mx1, x1);
+      const __m512 p0 = exp2_bf16(x0), p1 = exp2_bf16(x1);
+      sum0 = _mm512_add_ps(sum0, p0);
+      sum1 = _mm512_add_ps(sum1, p1);
+      _mm512_store_si512(prow + j, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
+    }
+  for (; j < ns; j += 32) { /* 32 keys per step into two sums: one chain would bind */
+    const __mmask16 k0 = row_mask(v, j), k1 = row_mask(v, j + 16);
+    const __m512 x0 = row_x(v, st_keys(s, j), neg_m), x1 = row_x(v, st_keys(s, j + 16), neg_m);
+    mx0 = _mm512_mask_max_ps(mx0, k0, mx0, x0);
+    mx1 = _mm512_mask_max_ps(mx1, k1, mx1, x1);
+    const __m512 p0 = _mm512_maskz_mov_ps(k0, exp2_bf16(x0)), p1 = _mm512_maskz_mov_ps(k1, exp2_bf16(x1));
+    sum0 = _mm512_add_ps(sum0, p0);
+    sum1 = _mm512_add_ps(sum1, p1);
+    _mm512_store_si512(prow + j, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
+  }
+  *over = _mm512_cmp_ps_mask(_mm512_max_ps(mx0, mx1), _mm512_set1_ps(LAZY_TAU), _CMP_GT_OQ) != 0;
+  return _mm512_reduce_add_ps(_mm512_add_ps(sum0, sum1));
+}
+
+/* Online softmax on the raw dot products of a chunk (st): p (bf16) to pp,
+ * alpha (1 where the row kept its max), m and l updated. A row with a running
+ * max tries one pass against it (row_exp); a row without one tries the max of
+ * its first 32 keys; a row whose scores outgrew the try takes the exact max of
+ * the tile first and a second pass. */
 static __attribute__((noinline)) void hook_softmax(const xattn_softmax_args *args) {
+  PROF_START(t0);
   float *const st = args->st, *const m = args->m, *const l = args->l, *const alpha = args->alpha;
   const int n = args->n, full = args->full, crows = args->crows;
   const int32_t kpos0 = args->kpos0, *const lo = args->lo, *const hi = args->hi;
@@ -144,82 +257,43 @@ static __attribute__((noinline)) void hook_softmax(const xattn_softmax_args *arg
   void *const ppv = args->pp;
   const int ns = up32(n);
   uint16_t *pp = (uint16_t *)ppv;
-  const __m512 vscale = _mm512_set1_ps(scale2), neg_inf = _mm512_set1_ps(-INFINITY);
-  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const int fast = full && cap2 <= 0.0f && scale2 > 0.0f; /* max(s * scale) = max(s) * scale */
-  float mnew[RC] __attribute__((aligned(64))), sums[RC] __attribute__((aligned(64)));
+  row_view v = {n, full, cap2 > 0.0f, kpos0, 0, 0, NULL, scale2, cap2};
   for (int r = 0; r < crows; r++) {
-    float *s = st + (size_t)r * ns;
-    __m512 vmx = neg_inf;
-    float mx;
-    if (fast) {
-      for (int j = 0; j + 16 <= n; j += 16) vmx = _mm512_max_ps(vmx, _mm512_load_ps(s + j));
-      if (n & 15) vmx = _mm512_mask_max_ps(vmx, tail_mask(n & 15), vmx, _mm512_load_ps(s + (n & ~15)));
-      mx = _mm512_reduce_max_ps(vmx) * scale2;
-    } else {
-      for (int j = 0; j < ns; j += 16) {
-        __m512 x = _mm512_mul_ps(_mm512_load_ps(s + j), vscale);
-        if (cap2 > 0.0f) x = _mm512_mul_ps(_mm512_set1_ps(cap2), v_tanh(_mm512_mul_ps(x, _mm512_set1_ps(1.0f / cap2))));
-        __mmask16 k = tail_mask(n - j);
-        if (!full) {
-          const __m512i kpos = _mm512_add_epi32(_mm512_set1_epi32(kpos0 + j), iota);
-          k &= _mm512_cmpge_epi32_mask(kpos, _mm512_set1_epi32(lo[r])) &
-               _mm512_cmple_epi32_mask(kpos, _mm512_set1_epi32(hi[r]));
-          if (vis) {
-            __mmask16 bits = 0;
-            for (int t = 0; t < 16 && j + t < n; t++)
-              if (vis[(size_t)(j + t) * RC + r]) bits |= (__mmask16)(1u << t);
-            k &= bits;
-          }
-        }
-        x = _mm512_mask_blend_ps(k, neg_inf, x);
-        _mm512_store_ps(s + j, x);
-        vmx = _mm512_max_ps(vmx, x);
-      }
-      mx = _mm512_reduce_max_ps(vmx);
-    }
-    if (m[r] > mx) mx = m[r];
-    mnew[r] = mx;
-    const float m_use = mx == -INFINITY ? 0.0f : mx;
-    /* p for 32 keys per step (ns is a multiple of 32) into two sums: the
-       additions would otherwise chain on one register */
-    __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
+    const float *s = st + (size_t)r * 16;
     uint16_t *prow = pp + (size_t)r * ns;
-    const __m512 mul = fast ? vscale : _mm512_set1_ps(1.0f);
-    const __m512 vm = _mm512_set1_ps(-m_use);
-    int j = 0;
-    if (fast) /* all scores finite, all keys valid up to n & ~31 */
-      for (; j + 32 <= n; j += 32) {
-        const __m512 p0 = exp2_bf16_finite(_mm512_fmadd_ps(_mm512_load_ps(s + j), mul, vm));
-        const __m512 p1 = exp2_bf16_finite(_mm512_fmadd_ps(_mm512_load_ps(s + j + 16), mul, vm));
-        sum0 = _mm512_add_ps(sum0, p0);
-        sum1 = _mm512_add_ps(sum1, p1);
-        _mm512_store_si512(prow + j, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
+    v.lo = lo[r];
+    v.hi = hi[r];
+    v.vis = vis ? vis + r : NULL;
+    const float m_old = m[r];
+    int over = 1;
+    float sum = 0.0f, m_new = m_old;
+    if (m_old != -INFINITY) {
+      sum = row_exp(&v, s, m_old, prow, &over);
+    } else if (ns > 32) { /* a row's first tile: try the max of its first 32 keys as m */
+      row_view head = v;
+      head.n = 32;
+      const float guess = row_max(&head, s);
+      if (guess != -INFINITY) {
+        sum = row_exp(&v, s, guess, prow, &over);
+        if (!over) m_new = guess;
       }
-    for (; j < ns; j += 32) {
-      const __m512 p0 = _mm512_maskz_mov_ps(tail_mask(n - j), exp2_bf16(_mm512_fmadd_ps(_mm512_load_ps(s + j), mul, vm)));
-      const __m512 p1 = _mm512_maskz_mov_ps(tail_mask(n - j - 16),
-                                            exp2_bf16(_mm512_fmadd_ps(_mm512_load_ps(s + j + 16), mul, vm)));
-      sum0 = _mm512_add_ps(sum0, p0);
-      sum1 = _mm512_add_ps(sum1, p1);
-      _mm512_store_si512(prow + j, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
     }
-    const __m512 sum = _mm512_add_ps(sum0, sum1);
-    sums[r] = _mm512_reduce_add_ps(sum);
-  }
-  for (int r = 0; r < crows; r += 16) { /* alpha = 2^(m_old - m_new), l = l * alpha + sum */
-    const __mmask16 k = tail_mask(crows - r);
-    const __m512 mo = _mm512_maskz_loadu_ps(k, m + r), mn = _mm512_maskz_loadu_ps(k, mnew + r);
-    const __m512 mu = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(mn, neg_inf, _CMP_EQ_OQ), mn, _mm512_setzero_ps());
-    const __m512 a = V_EXP2(_mm512_sub_ps(mo, mu));
-    _mm512_mask_storeu_ps(alpha + r, k, a);
-    _mm512_mask_storeu_ps(l + r, k, _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, l + r), a, _mm512_maskz_loadu_ps(k, sums + r)));
-    _mm512_mask_storeu_ps(m + r, k, mn);
+    if (over) {
+      const float mx = row_max(&v, s);
+      if (mx > m_new) m_new = mx;
+      sum = row_exp(&v, s, m_new == -INFINITY ? 0.0f : m_new, prow, &over);
+    }
+    /* a row that had no max yet has acc = 0 and l = 0: nothing to rescale */
+    const float a = m_new == m_old || m_old == -INFINITY ? 1.0f : exp2f(m_old - m_new);
+    alpha[r] = a;
+    l[r] = l[r] * a + sum;
+    m[r] = m_new;
   }
   for (int r = crows; r < ((crows + 31) & ~31); r++) { /* padding rows of the last block */
     memset(pp + (size_t)r * ns, 0, sizeof(uint16_t) * ns);
     alpha[r] = 1.0f;
   }
+  PROF_ADD(PROF_SOFTMAX, t0, 0);
 }
 #define HOOK_SOFTMAX_CUSTOM 1
 #define HOOK_P_AT(st, pp, n, r, j) xattn_bf16_to_f32(((const uint16_t *)(pp))[(size_t)(r) * up32(n) + (j)])
@@ -228,6 +302,7 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
                                               float *acc, const float *alpha, void *ppv) {
   const uint16_t *pp = (const uint16_t *)ppv;
   const uint32_t *vp = (const uint32_t *)vpv;
+  PROF_START(t0);
   const int ns = up32(n), nr = (rows + 31) & ~31, ndb = dvp / 16;
   for (int r = 0; r < nr; r++) {
     if (alpha[r] == 1.0f) continue; /* the row's max did not move */
@@ -235,6 +310,8 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
     float *o = acc + (size_t)r * dvp;
     for (int c = 0; c < dvp; c += 16) _mm512_store_ps(o + c, _mm512_mul_ps(_mm512_load_ps(o + c), a));
   }
+  PROF_ADD(PROF_RESCALE, t0, 0);
+  PROF_START(t1);
   for (int rb = 0; rb < nr / 16; rb += 2) {
     float *o = acc + (size_t)(rb * 16) * dvp;
     const uint16_t *p0 = pp + (size_t)(rb * 16) * ns;
@@ -273,6 +350,7 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
       _tile_stored(2, o + (size_t)16 * dvp + db * 16, dvp * 4);
     }
   }
+  PROF_ADD(PROF_PV, t1, (size_t)(nr / 16) * ndb * (ns / 32));
 }
 
 #define HOOK_STAGE_DTYPE(dt) (dt) /* bf16 problems only: decode fp8 rows to bf16 */
