@@ -3,7 +3,8 @@
  *
  *   reuse_same_bits   one plan run many times on changing data gives, bit for
  *                     bit, what xattn_extend_attention gives on the same data,
- *                     and passes the reference (every mode, layout, ISA, dtype)
+ *                     and passes the reference (every mode, layout incl. the
+ *                     decode path, ISA, dtype)
  *   run_allocates_nothing  xattn_plan_run calls no allocator (malloc and
  *                     friends are counted by wrappers in this binary)
  *   refusals          NULL plan / data / workspace, a misaligned workspace, a
@@ -67,7 +68,8 @@ static const tp_shape SHAPES[] = {
      .d = 32, .dv = 32, .idx64 = 1, .cap = 5.0f, .tree_density = 0.5},
 };
 static const xattn_mode MODES[] = {XATTN_MODE_CAUSAL, XATTN_MODE_BIDIRECTIONAL, XATTN_MODE_CROSS, XATTN_MODE_TREE};
-static const char *const LAYOUTS[] = {"flat", "gqa", "kvsplit"};
+static const char *const LAYOUTS[] = {"flat", "gqa", "kvsplit", "decode"};
+enum { N_LAYOUTS = sizeof LAYOUTS / sizeof *LAYOUTS };
 
 /* The whole output buffer: guards, padding and rows (o_bytes covers all). */
 static unsigned char *copy_output(const tproblem *tp) {
@@ -87,7 +89,7 @@ static void reuse_same_bits(void) {
   for (size_t si = 0; si < sizeof SHAPES / sizeof *SHAPES; si++)
     for (size_t mi = 0; mi < sizeof MODES / sizeof *MODES; mi++)
       for (int dt = 0; dt < 2; dt++)
-        for (int li = 0; li < 3; li++)
+        for (int li = 0; li < N_LAYOUTS; li++)
           for (int i = 0; i < xattn_isa_count(); i++) {
             const char *isa = xattn_isa_name(i);
             if (!xattn_isa_runnable(isa)) continue;
@@ -107,7 +109,7 @@ static void reuse_same_bits(void) {
             o.isa = isa;
             o.layout = LAYOUTS[li];
             o.threads = 2;
-            o.kv_splits = li == 2 ? 3 : 0;
+            o.kv_splits = li >= 2 ? 3 : 0; /* kvsplit and decode cut key ranges */
             xattn_plan *plan = NULL;
             xattn_status s = xattn_plan_create(&tp[0].p, &o, &plan);
             char d[256];
@@ -149,7 +151,7 @@ static void run_allocates_nothing(void) {
   const tp_mask masks[] = {{.dtype = XATTN_F32, .mode = XATTN_MODE_CAUSAL, .align = XATTN_ALIGN_BOTTOM_RIGHT, .wl = -1, .wr = -1},
                            {.dtype = XATTN_BF16, .mode = XATTN_MODE_TREE, .align = XATTN_ALIGN_BOTTOM_RIGHT, .wl = -1, .wr = -1}};
   for (int k = 0; k < 2; k++)
-    for (int li = 0; li < 3; li++) {
+    for (int li = 0; li < N_LAYOUTS; li++) {
       tproblem tp;
       if (tp_build(&tp, &SHAPES[k], masks[k], 7)) {
         CHECK(0, "setup: tp_build failed");
@@ -268,10 +270,10 @@ static void describe_matches_resolve(void) {
     CHECK(0, "setup: tp_build failed");
     return;
   }
-  for (int li = 0; li < 4; li++) {
+  for (int li = 0; li <= N_LAYOUTS; li++) {
     xattn_options o;
     xattn_options_init(&o);
-    o.layout = li < 3 ? LAYOUTS[li] : NULL; /* NULL: from the config header */
+    o.layout = li < N_LAYOUTS ? LAYOUTS[li] : NULL; /* NULL: from the config header */
     const char *v1, *l1, *i1, *v2, *l2, *i2;
     int t1, t2;
     CHECK(xattn_resolve(&tp.p, &o, &v1, &l1, &i1, &t1) == XATTN_OK, "resolve: %s", xattn_last_error());

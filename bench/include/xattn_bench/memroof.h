@@ -32,7 +32,7 @@ typedef struct xb_must_read {
   double total;        /* kv + q + o */
 } xb_must_read;
 
-/* Counts what p must read (SPEC §2 mask, bench/mask.h). 0, or -1 when out of memory. */
+/* Counts what p must read (docs/contract.md §2 mask, bench/mask.h). 0, or -1 when out of memory. */
 int xb_bytes_must_read(const xattn_problem *p, xb_must_read *out);
 
 /* The visible K/V rows of a problem in token-major order (one entry per
