@@ -57,9 +57,7 @@ static void save_template(void) {
   p.max_ctx = 8;
   p.req_index = req_index;
   static float o[5 * 2 * 8];
-  p.o = o;
-  p.o_token_stride = 16;
-  p.o_head_stride = 8;
+  p.o = (xattn_tensor){o, 16, 8};
   char err[512];
   if (xattn_case_save(dir, &p, err, sizeof err) != XATTN_OK) {
     fprintf(stderr, "fuzz_case_folder: cannot save the template case: %s\n", err);

@@ -17,7 +17,12 @@ command -v clang >/dev/null || { echo "fuzz: clang not found (scripts/install-de
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DXATTN_SANITIZE=address,undefined -DXATTN_FUZZ=ON -DXATTN_VARIANTS=64x64 \
   -DXATTN_BUILD_BENCH=OFF -DXATTN_BUILD_TUNE=OFF -DXATTN_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build" -j"$(nproc)" --target fuzz_case_folder fuzz_suite fuzz_tune_cache >/dev/null
+# the build's own output is kept and shown only when it fails (ninja prints errors on stdout)
+if ! cmake --build "$build" -j"$(nproc)" --target fuzz_case_folder fuzz_suite fuzz_tune_cache >"$build/build.log" 2>&1; then
+  grep -v '^\[' "$build/build.log" | tail -40 >&2
+  echo "fuzz: building the fuzz targets failed (log: $build/build.log)" >&2
+  exit 1
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$build/artifacts"
