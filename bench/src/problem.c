@@ -148,6 +148,85 @@ void xb_problem_free(xb_problem *pb) {
   memset(pb, 0, sizeof *pb);
 }
 
+/* A draft tree per request: token k's parent is k-1 with probability
+ * tree_density (a chain), else a uniformly drawn earlier token; a query
+ * sees itself and its ancestors. */
+static int fill_tree_mask(xb_problem *pb, const xb_workload *w, uint64_t seed, int64_t max_e) {
+  const int32_t B = w->batch;
+  int32_t *parent = malloc(sizeof(int32_t) * (size_t)(max_e + 1));
+  if (!parent) return -1;
+  for (int b = 0; b < B; b++) {
+    uint64_t ts = seed ^ ((uint64_t)S_TREE << 32) ^ (uint64_t)b * 0x9E37ull;
+    const int32_t E = w->extend_lens[b];
+    for (int32_t k = 0; k < E; k++) {
+      double u = (double)(xc_splitmix64(&ts) >> 11) * (1.0 / 9007199254740992.0);
+      parent[k] = k == 0 ? -1 : (u < w->tree_density ? k - 1 : (int32_t)(xc_splitmix64(&ts) % (uint64_t)k));
+    }
+    for (int32_t i = 0; i < E; i++)
+      for (int32_t a = i; a >= 0; a = parent[a]) pb->tree_mask[((int64_t)b * max_e + i) * max_e + a] = 1;
+  }
+  free(parent);
+  return 0;
+}
+
+/* Points pb->p at pb's buffers with the workload's shape, layout and
+ * options: the one place a bench problem becomes an xattn_problem. */
+static void wire_problem(xb_problem *pb, const xb_workload *w, int shape_only, int64_t slots, int64_t page,
+                         int64_t max_ctx, int64_t max_e) {
+  const int32_t B = w->batch, HQ = w->heads_q, HKV = w->heads_kv, D = w->head_dim, DV = w->head_dim_v;
+  const xattn_dtype dtype = pb->dtype;
+  const int64_t T = xb_workload_tokens(w);
+  const int fp8 = w->kv_cache == XATTN_E4M3FN || w->kv_cache == XATTN_E5M2;
+  xattn_problem *p = &pb->p;
+  xattn_problem_init(p);
+  p->batch = B;
+  p->prefix_lens = pb->prefix_lens;
+  p->extend_lens = pb->extend_lens;
+  p->extend_start = pb->extend_start;
+  p->encoder_lens = pb->encoder_lens;
+  p->total_tokens = T;
+  p->heads_q = HQ;
+  p->heads_kv = HKV;
+  p->head_dim = D;
+  p->head_dim_v = DV;
+  p->dtype = dtype;
+  /* shape-only problems point every tensor at one small dummy: enough for
+   * validation, resolution and counting, never for a call */
+  static _Alignas(64) unsigned char dummy[64];
+  if (shape_only) pb->q = pb->k_ext = pb->v_ext = pb->k_cache = pb->v_cache = pb->o = dummy;
+  p->q = (xattn_tensor){pb->q, (int64_t)HQ * D, D};
+  p->k_ext = (xattn_tensor){pb->k_ext, (int64_t)HKV * D, D};
+  p->v_ext = (xattn_tensor){pb->v_ext, (int64_t)HKV * DV, DV};
+  if (w->cache_layout == XATTN_CACHE_HEAD_MAJOR) { /* [blocks, H_KV, page, D] */
+    p->k_cache = (xattn_tensor){pb->k_cache, D, (int64_t)page * D};
+    p->v_cache = (xattn_tensor){pb->v_cache, DV, (int64_t)page * DV};
+  } else { /* [blocks, page, H_KV, D]; page 1: [slots, H_KV, D] */
+    p->k_cache = (xattn_tensor){pb->k_cache, (int64_t)HKV * D, D};
+    p->v_cache = (xattn_tensor){pb->v_cache, (int64_t)HKV * DV, DV};
+  }
+  p->cache_slots = slots;
+  p->page_size = (int32_t)page;
+  p->cache_layout = w->cache_layout;
+  p->cache_dtype = fp8 ? w->kv_cache : XATTN_DTYPE_SAME;
+  p->o.data = pb->o;
+  p->o.token_stride = (int64_t)HQ * DV;
+  p->o.head_stride = DV;
+  p->req_to_token = pb->req_to_token;
+  p->req_to_token_type = XATTN_I32;
+  p->max_reqs = B;
+  p->max_ctx = max_ctx;
+  p->req_index = pb->req_index;
+  p->scale = (float)(1.0 / sqrt((double)D));
+  p->logit_cap = w->logit_cap;
+  p->sinks = pb->sinks;
+  p->mode = w->mode;
+  p->align = w->align;
+  p->window_left = w->window_left;
+  p->window_right = w->window_right;
+  p->tree_mask = pb->tree_mask;
+  p->tree_max_extend = (int32_t)max_e;
+}
+
 static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64_t seed, int threads,
                  int shape_only, double extra_bytes, char *err, size_t errlen) {
   memset(pb, 0, sizeof *pb);
@@ -255,72 +334,14 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
   }
   if (pb->sinks)
     for (int h = 0; h < HQ; h++) pb->sinks[h] = unit_value(seed, S_SINKS, (uint64_t)h);
-  if (pb->tree_mask) {
-    /* A draft tree per request: token k's parent is k-1 with probability
-     * tree_density (a chain), else a uniformly drawn earlier token; a query
-     * sees itself and its ancestors. */
-    int32_t *parent = malloc(sizeof(int32_t) * (size_t)(max_e + 1));
-    for (int b = 0; b < B; b++) {
-      uint64_t ts = seed ^ ((uint64_t)S_TREE << 32) ^ (uint64_t)b * 0x9E37ull;
-      const int32_t E = w->extend_lens[b];
-      for (int32_t k = 0; k < E; k++) {
-        double u = (double)(xc_splitmix64(&ts) >> 11) * (1.0 / 9007199254740992.0);
-        parent[k] = k == 0 ? -1 : (u < w->tree_density ? k - 1 : (int32_t)(xc_splitmix64(&ts) % (uint64_t)k));
-      }
-      for (int32_t i = 0; i < E; i++)
-        for (int32_t a = i; a >= 0; a = parent[a]) pb->tree_mask[((int64_t)b * max_e + i) * max_e + a] = 1;
-    }
-    free(parent);
+  if (pb->tree_mask && fill_tree_mask(pb, w, seed, max_e) != 0) {
+    snprintf(err, errlen, "workload %s: out of memory building the problem", w->name);
+    xb_problem_free(pb);
+    return -1;
   }
 
   xattn_problem *p = &pb->p;
-  xattn_problem_init(p);
-  p->batch = B;
-  p->prefix_lens = pb->prefix_lens;
-  p->extend_lens = pb->extend_lens;
-  p->extend_start = pb->extend_start;
-  p->encoder_lens = pb->encoder_lens;
-  p->total_tokens = T;
-  p->heads_q = HQ;
-  p->heads_kv = HKV;
-  p->head_dim = D;
-  p->head_dim_v = DV;
-  p->dtype = dtype;
-  /* shape-only problems point every tensor at one small dummy: enough for
-   * validation, resolution and counting, never for a call */
-  static _Alignas(64) unsigned char dummy[64];
-  if (shape_only) pb->q = pb->k_ext = pb->v_ext = pb->k_cache = pb->v_cache = pb->o = dummy;
-  p->q = (xattn_tensor){pb->q, (int64_t)HQ * D, D};
-  p->k_ext = (xattn_tensor){pb->k_ext, (int64_t)HKV * D, D};
-  p->v_ext = (xattn_tensor){pb->v_ext, (int64_t)HKV * DV, DV};
-  if (w->cache_layout == XATTN_CACHE_HEAD_MAJOR) { /* [blocks, H_KV, page, D] */
-    p->k_cache = (xattn_tensor){pb->k_cache, D, (int64_t)page * D};
-    p->v_cache = (xattn_tensor){pb->v_cache, DV, (int64_t)page * DV};
-  } else { /* [blocks, page, H_KV, D]; page 1: [slots, H_KV, D] */
-    p->k_cache = (xattn_tensor){pb->k_cache, (int64_t)HKV * D, D};
-    p->v_cache = (xattn_tensor){pb->v_cache, (int64_t)HKV * DV, DV};
-  }
-  p->cache_slots = slots;
-  p->page_size = (int32_t)page;
-  p->cache_layout = w->cache_layout;
-  p->cache_dtype = fp8 ? w->kv_cache : XATTN_DTYPE_SAME;
-  p->o.data = pb->o;
-  p->o.token_stride = (int64_t)HQ * DV;
-  p->o.head_stride = DV;
-  p->req_to_token = pb->req_to_token;
-  p->req_to_token_type = XATTN_I32;
-  p->max_reqs = B;
-  p->max_ctx = max_ctx;
-  p->req_index = pb->req_index;
-  p->scale = (float)(1.0 / sqrt((double)D));
-  p->logit_cap = w->logit_cap;
-  p->sinks = pb->sinks;
-  p->mode = w->mode;
-  p->align = w->align;
-  p->window_left = w->window_left;
-  p->window_right = w->window_right;
-  p->tree_mask = pb->tree_mask;
-  p->tree_max_extend = (int32_t)max_e;
+  wire_problem(pb, w, shape_only, slots, page, max_ctx, max_e);
 
   pb->visible_pairs = xattn_visible_pairs(p);
   if (shape_only) pb->q = pb->k_ext = pb->v_ext = pb->k_cache = pb->v_cache = pb->o = NULL; /* not owned */

@@ -3,8 +3,8 @@
 
 Checks: exit status 0, exactly one new file under
 <results>/<machine>/<commit>/<stamp>_<label>.json, valid Google Benchmark
-JSON, every COMMON.md context key present, every row named in the COMMON.md
-order with the COMMON.md counters, xattn rows carrying speedup_vs_blas, and
+JSON, every context key of docs/formats.md §3 present, every row named in its
+order with its counters, xattn rows carrying speedup_vs_blas, and
 no temp file left behind. No timing is asserted.
 """
 import json, os, re, subprocess, sys, tempfile
