@@ -157,33 +157,16 @@ static int get_int_array(json_ctx *j, const char *key, int64_t want_n, int64_t l
 }
 
 static char *read_text(const char *path, char *err, size_t errlen) {
-  const char *why = NULL;
-  FILE *f = xc_fopen_regular(path, &why); /* a FIFO must not block the open */
-  if (!f) {
-    err_line(err, errlen, "%s: cannot open: %s", path, why);
-    return NULL;
+  const char *why = "";
+  char *s = NULL;
+  switch (xc_read_text_file(path, CASE_JSON_MAX, &s, NULL, &why)) {
+  case XC_READ_OK: return s;
+  case XC_READ_OPEN: err_line(err, errlen, "%s: cannot open: %s", path, why); break;
+  case XC_READ_TOO_LARGE: err_line(err, errlen, "%s: not a regular file of at most %u bytes", path, CASE_JSON_MAX); break;
+  case XC_READ_NUL: err_line(err, errlen, "%s: NUL byte in JSON text", path); break;
+  case XC_READ_IO: err_line(err, errlen, "%s: cannot read", path); break;
   }
-  struct stat st;
-  if (fstat(fileno(f), &st) != 0 || st.st_size > (off_t)CASE_JSON_MAX) {
-    err_line(err, errlen, "%s: not a regular file of at most %u bytes", path, CASE_JSON_MAX);
-    fclose(f);
-    return NULL;
-  }
-  char *s = malloc((size_t)st.st_size + 1);
-  if (!s || fread(s, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-    err_line(err, errlen, "%s: cannot read", path);
-    free(s);
-    fclose(f);
-    return NULL;
-  }
-  s[st.st_size] = '\0';
-  fclose(f);
-  if (strlen(s) != (size_t)st.st_size) {
-    err_line(err, errlen, "%s: NUL byte in JSON text", path);
-    free(s);
-    return NULL;
-  }
-  return s;
+  return NULL;
 }
 
 /* ---- tensors --------------------------------------------------------------- */

@@ -530,35 +530,17 @@ const char *xb_suite_dirs(void) {
 }
 
 static char *read_file(const char *path, char *err, size_t errlen) {
-  const char *why = NULL;
-  FILE *f = xc_fopen_regular(path, &why); /* a FIFO must not block the open */
-  if (!f) {
-    snprintf(err, errlen, "%s: (file): cannot open: %s", path, why);
-    return NULL;
+  const char *why = "";
+  char *s = NULL;
+  size_t nul_at = 0;
+  switch (xc_read_text_file(path, (size_t)64 << 20, &s, &nul_at, &why)) {
+  case XC_READ_OK: return s;
+  case XC_READ_OPEN: snprintf(err, errlen, "%s: (file): cannot open: %s", path, why); break;
+  case XC_READ_TOO_LARGE: snprintf(err, errlen, "%s: (file): larger than 64 MiB", path); break;
+  case XC_READ_NUL: snprintf(err, errlen, "%s: (file): NUL byte at byte %zu", path, nul_at); break;
+  case XC_READ_IO: snprintf(err, errlen, "%s: (file): cannot read", path); break;
   }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  for (;;) {
-    size_t got = fread(buf + n, 1, cap - n - 1, f);
-    n += got;
-    if (n < cap - 1) break;
-    if (cap > (64u << 20)) {
-      snprintf(err, errlen, "%s: (file): larger than 64 MiB", path);
-      free(buf);
-      fclose(f);
-      return NULL;
-    }
-    cap *= 2;
-    buf = realloc(buf, cap);
-  }
-  fclose(f);
-  buf[n] = 0;
-  if (memchr(buf, 0, n)) {
-    snprintf(err, errlen, "%s: (file): NUL byte at byte %zu", path, (size_t)((char *)memchr(buf, 0, n) - buf));
-    free(buf);
-    return NULL;
-  }
-  return buf;
+  return NULL;
 }
 
 xb_suite *xb_suite_load(const char *name_or_path, char *err, size_t errlen) {

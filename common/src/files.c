@@ -2,9 +2,11 @@
 #include "xattn_common/files.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <stdint.h>
 #include <unistd.h>
 
 static const char *kind_of(mode_t m) {
@@ -51,4 +53,36 @@ int xc_output_path_ok(const char *path, const char **why) {
   if (S_ISREG(st.st_mode)) return 0;
   if (why) *why = kind_of(st.st_mode);
   return -1;
+}
+
+xc_read_status xc_read_text_file(const char *path, size_t max_bytes, char **text, size_t *nul_at, const char **why) {
+  *text = NULL;
+  FILE *f = xc_fopen_regular(path, why);
+  if (!f) return XC_READ_OPEN;
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0) {
+    fclose(f);
+    return XC_READ_IO;
+  }
+  if ((uint64_t)st.st_size > (uint64_t)max_bytes) {
+    fclose(f);
+    return XC_READ_TOO_LARGE;
+  }
+  const size_t n = (size_t)st.st_size;
+  char *s = malloc(n + 1);
+  if (!s || fread(s, 1, n, f) != n) {
+    free(s);
+    fclose(f);
+    return XC_READ_IO;
+  }
+  fclose(f);
+  s[n] = '\0';
+  const char *nul = memchr(s, 0, n);
+  if (nul) {
+    if (nul_at) *nul_at = (size_t)(nul - s);
+    free(s);
+    return XC_READ_NUL;
+  }
+  *text = s;
+  return XC_READ_OK;
 }
