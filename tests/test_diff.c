@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "support/tproblem.h"
+#include "xattn/xattn_introspect.h"
 
 /* name, B, prefix, extend, encoder, hq, hkv, d, dv, pad_head, pad_token, idx64,
  * gapped, scale, cap, sinks, tree_density */
@@ -76,6 +77,18 @@ static const mode_spec all_modes[] = {
 
 #define MAX_PRINTED_FAILURES 25
 
+
+/* 1 when the run packs K/V once per (request, KV head) for some pair (the
+ * kernels' other path than packing per work item): the grids must cover both. */
+static int runs_packed_kv(const tproblem *tp, const tp_exec *e) {
+  xattn_options o;
+  tp_exec_options(e, &o);
+  xattn_plan *pl = NULL;
+  if (xattn_plan_create(&tp->p, &o, &pl) != XATTN_OK) return 0;
+  const int64_t pairs = xattn_plan_kv_packed_pairs(pl, NULL);
+  xattn_plan_destroy(pl);
+  return pairs > 0;
+}
 
 static int usage(void) {
   fprintf(stderr, "usage: test_diff --modes LIST --shapes small|large --level full|reduced|smoke|layouts "
@@ -152,7 +165,7 @@ int main(int argc, char **argv) {
   }
 
   double t0 = xc_now(), worst[3] = {0, 0, 0};
-  long problems = 0, runs = 0, failed_runs = 0, failed_refs = 0, printed = 0;
+  long problems = 0, runs = 0, failed_runs = 0, failed_refs = 0, printed = 0, packed_runs = 0;
   for (int m = 0; m < NMODES; ++m) {
     if (!selected[m]) continue;
     for (int w = 0; w < nwins; ++w)
@@ -191,6 +204,7 @@ int main(int argc, char **argv) {
           for (int e = 0; e < nexec; ++e) {
             tp_result r = tp_run_check(&tp, &execs[e], &st);
             runs++;
+            packed_runs += runs_packed_kv(&tp, &execs[e]);
             if (tp_ok(&r)) {
               if (r.worst_ratio > pworst) pworst = r.worst_ratio;
               continue;
@@ -216,8 +230,8 @@ int main(int argc, char **argv) {
   static const char *const level_names[] = {"full", "reduced", "smoke", "layouts"};
   printf("test_diff modes=%s shapes=%s level=%s%s: %ld problems x %d run configurations = %ld runs, "
          "%ld failed runs, %ld failed references or pair counts; worst passing |err|/tol f32 %.3g, bf16 %.3g, "
-         "f16 %.3g; %.1f s\n",
+         "f16 %.3g; K/V packed once per (request, KV head) in %ld runs; %.1f s\n",
          modes_arg, shapes_arg, level_names[level], plant ? " (NaN/Inf planted)" : "", problems, nexec, runs,
-         failed_runs, failed_refs, worst[0], worst[1], worst[2], xc_now() - t0);
+         failed_runs, failed_refs, worst[0], worst[1], worst[2], packed_runs, xc_now() - t0);
   return failed_runs || failed_refs ? 1 : 0;
 }

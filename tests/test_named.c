@@ -999,6 +999,58 @@ static void decode_split_merge_exact(void) {
     }
 }
 
+/* ---- kv_packed_once ------------------------------------------------------------
+ * The AMX kernels pack K and V once per (request, KV head) for every query
+ * block and head group of a call (kvpack.c), where a request's items would
+ * pack each key many times: here request 0 (600 queries) does, request 1
+ * (5 queries, one item per head group) packs per item. Both kinds in one
+ * batch, tiles that start below a window's first key (rounded down to the
+ * packed 32-key blocks), kvsplit parts, and several waves of packing
+ * (XATTN_KVPACK_WAVE_BYTES, down to a bound below one pair, which packs
+ * nothing) must all match the reference. Other ISAs pack per item. */
+static void kv_packed_once(void) {
+  tp_shape s = {"kv_packed", 2, {0, 40}, {600, 5}, {0}, 4, 4, 64, 48, 0, 0, 0, 1, 0, 0, 0, 0};
+  const int windows[][2] = {{-1, -1}, {200, -1}};
+  const char *layouts[] = {"gqa", "flat", "kvsplit"};
+  const char *bounds[] = {NULL, "1", "140000", "280000", "400000"}; /* a pair: ~136 KB */
+  for (int isa = 0; isa < xattn_isa_count(); ++isa) {
+    const char *name = xattn_isa_name(isa);
+    if (!xattn_isa_runnable(name)) continue;
+    const int packs = !strcmp(name, "amx");
+    int most_waves = 0;
+    for (int wi = 0; wi < 2; ++wi)
+      for (int li = 0; li < 3; ++li)
+        for (int bi = 0; bi < (packs ? 5 : 1); ++bi) {
+          if (bounds[bi]) setenv("XATTN_KVPACK_WAVE_BYTES", bounds[bi], 1);
+          else unsetenv("XATTN_KVPACK_WAVE_BYTES");
+          tproblem tp;
+          build(&tp, &s, with(M_CAUSAL, XATTN_BF16, XATTN_MODE_CAUSAL, 0, windows[wi][0], windows[wi][1]), 777 + wi);
+          tp_exec e = {name, "16x64", layouts[li], 2, XATTN_SCHED_AUTO, li == 2 ? 3 : 0, 0};
+          xattn_options o;
+          tp_exec_options(&e, &o);
+          xattn_plan *pl = NULL;
+          CHECK(xattn_plan_create(&tp.p, &o, &pl) == XATTN_OK, "%s plan: %s", name, xattn_last_error());
+          int waves = 0;
+          const int64_t pairs = xattn_plan_kv_packed_pairs(pl, &waves);
+          xattn_plan_destroy(pl);
+          /* request 0's 4 KV heads, or none when one pair passes the bound */
+          const int64_t want = packs && !(bounds[bi] && !strcmp(bounds[bi], "1")) ? 4 : 0;
+          CHECK(pairs == want, "%s %s window %d bound %s: %lld pairs packed once, expected %lld", name, layouts[li],
+                windows[wi][0], bounds[bi] ? bounds[bi] : "default", (long long)pairs, (long long)want);
+          CHECK((pairs > 0) == (waves > 0) && waves <= pairs, "%s: %d waves for %lld pairs", name, waves, (long long)pairs);
+          if (waves > most_waves) most_waves = waves;
+          xattn_status st;
+          tp_result r = tp_run_check(&tp, &e, &st);
+          CHECK(st == XATTN_OK && tp_ok(&r), "%s %s window %d bound %s: status %d, %lld bad", name, layouts[li],
+                windows[wi][0], bounds[bi] ? bounds[bi] : "default", (int)st, (long long)r.bad);
+          n_runs++;
+          tp_free(&tp);
+        }
+    unsetenv("XATTN_KVPACK_WAVE_BYTES");
+    if (packs) CHECK(most_waves >= 4, "amx: at most %d waves, the small bounds should give one per pair", most_waves);
+  }
+}
+
 /* ---- cpu_class_match ---------------------------------------------------------
  * Multi-CPU config headers: a CPU uses its own class's rows, else the nearest
  * class of its ISA (microarchitecture before caches), else none (the hand
@@ -1068,6 +1120,7 @@ static const struct {
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
     T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(cpu_class_match), T(decode_split_merge_exact),
+    T(kv_packed_once),
 #undef T
 };
 

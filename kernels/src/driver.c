@@ -33,8 +33,8 @@ static int push_item(item_list *L, const xattn_item *it) {
 
 /* Visible-pair count of queries q0..q0+nq-1 (interval part; tree bits ignored:
  * this only orders work) and the union [*minlo, *maxhi] of their intervals. */
-static int64_t block_cost(const xattn_problem *p, int b, int32_t q0, int32_t nq, int32_t *minlo,
-                          int32_t *maxhi) {
+int64_t xattn_block_cost(const xattn_problem *p, int b, int32_t q0, int32_t nq, int32_t *minlo,
+                         int32_t *maxhi) {
   int64_t pairs = 0;
   *minlo = INT32_MAX;
   *maxhi = -1;
@@ -189,7 +189,7 @@ static xattn_status enumerate_items(const xattn_plan *pl, item_list *items) {
     for (int32_t q0 = 0; q0 < p->extend_lens[b]; q0 += bm) {
       const int32_t nq = p->extend_lens[b] - q0 < bm ? p->extend_lens[b] - q0 : bm;
       int32_t minlo, maxhi;
-      const int64_t cost = block_cost(p, b, q0, nq, &minlo, &maxhi);
+      const int64_t cost = xattn_block_cost(p, b, q0, nq, &minlo, &maxhi);
       for (int h0 = 0; h0 < p->heads_q;) {
         const int kvh = h0 / run->heads_per_kv;
         const int left_on_kvh = (kvh + 1) * run->heads_per_kv - h0;
@@ -227,7 +227,7 @@ static xattn_status split_key_ranges(xattn_plan *pl, item_list *items) {
   for (int64_t i = 0; i < items->n; i++) {
     const xattn_item *w = &items->v[i];
     int32_t minlo, maxhi;
-    block_cost(p, w->b, w->q0, w->nq, &minlo, &maxhi);
+    xattn_block_cost(p, w->b, w->q0, w->nq, &minlo, &maxhi);
     const int64_t len = maxhi >= minlo ? (int64_t)maxhi - minlo + 1 : 0;
     int64_t chunk = (len + splits - 1) / splits;
     if (!decode) chunk = (chunk + bn - 1) / bn * bn;
@@ -259,6 +259,12 @@ nomem:
   return XATTN_ERR_NOMEM;
 }
 
+/* The workspace: each thread's scratch, the kvsplit partials, the packed K/V. */
+static size_t kvpack_at(const xattn_plan *pl) {
+  const size_t parts = sizeof(float) * pl->part_floats * (size_t)pl->n_parts;
+  return pl->scratch_bytes * (size_t)pl->team + (parts + 63) / 64 * 64;
+}
+
 xattn_status xattn_plan_partition(xattn_plan *pl) {
   init_run(pl);
   item_list items = {0};
@@ -277,17 +283,17 @@ xattn_status xattn_plan_partition(xattn_plan *pl) {
   if (items.n > 1) qsort(items.v, (size_t)items.n, sizeof(xattn_item), by_cost_desc);
   pl->items = items.v;
   pl->n_items = items.n;
+  if ((st = xattn_kvpack_plan_make(pl)) != XATTN_OK) return st;
   pl->team = pl->threads < 1 ? 1 : pl->threads;
   if (pl->team > items.n && items.n > 0) pl->team = (int)items.n;
   const xattn_scratch_fn scratch_fn = decode ? pl->isa->kernels->decode_scratch_bytes : pl->isa->kernels->scratch_bytes;
   pl->scratch_bytes = (scratch_fn(&pl->run) + 63) / 64 * 64;
-  pl->workspace_bytes = items.n > 0 ? pl->scratch_bytes * (size_t)pl->team +
-                                          sizeof(float) * pl->part_floats * (size_t)pl->n_parts
-                                    : 0;
+  pl->workspace_bytes = items.n > 0 ? kvpack_at(pl) + pl->kvpack.bytes : 0;
   return XATTN_OK;
 }
 
 void xattn_plan_partition_free(xattn_plan *pl) {
+  xattn_kvpack_plan_free(&pl->kvpack);
   free(pl->items);
   free(pl->groups);
   pl->items = NULL;
@@ -295,30 +301,46 @@ void xattn_plan_partition_free(xattn_plan *pl) {
 }
 
 /* Runs every item on an OpenMP team, each thread on its slice of the
- * workspace, then (kvsplit) merges the groups. Allocates nothing. */
+ * workspace, wave by wave (a wave first packs its K/V, see kvpack.c; without
+ * packing there is one wave), then (kvsplit) merges the groups. Allocates
+ * nothing. */
 void xattn_plan_execute(const xattn_plan *pl, const xattn_problem *p, void *workspace) {
   if (pl->n_items == 0) return;
   xattn_run run = pl->run;
   run.p = p;
   char *scratch = (char *)workspace;
   float *parts = (float *)(scratch + pl->scratch_bytes * (size_t)pl->team);
+  const xattn_kvpack_plan *kp = &pl->kvpack;
+  run.kvp.buf = kp->n_waves > 0 ? scratch + kvpack_at(pl) : NULL;
   const xattn_item_fn fn =
       pl->layout == XATTN_LAYOUT_DECODE ? pl->isa->kernels->decode_item : pl->isa->kernels->items[pl->variant];
+  const xattn_kvpack_fn pack = pl->isa->kernels->kv_pack;
   const size_t scratch_bytes = pl->scratch_bytes, part_floats = pl->part_floats;
   const int rows_max = pl->rows_max, dv = p->head_dim_v;
   const int dynamic = pl->schedule != XATTN_SCHED_STATIC;
+  const int waves = kp->n_waves > 0 ? kp->n_waves : 1;
   const int64_t n_items = pl->n_items, n_groups = pl->n_groups;
   const xattn_item *iv = pl->items;
   const xattn_split_group *groups = pl->groups;
 #pragma omp parallel num_threads(pl->team)
   {
     void *mine = scratch + scratch_bytes * (size_t)omp_get_thread_num();
-    if (dynamic) {
+    for (int w = 0; w < waves; w++) {
+      const int64_t i0 = kp->n_waves > 0 ? kp->wave_items[w] : 0, i1 = kp->n_waves > 0 ? kp->wave_items[w + 1] : n_items;
+      if (kp->n_waves > 0) {
+        if (w > 0) {
+#pragma omp barrier
+        } /* the previous wave's items are done with the buffer */
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = kp->wave_tasks[w]; t < kp->wave_tasks[w + 1]; t++) pack(&run, &kp->tasks[t], mine);
+      }
+      if (dynamic) {
 #pragma omp for schedule(dynamic, 1) nowait
-      for (int64_t i = 0; i < n_items; i++) run_item(fn, &run, &iv[i], mine, parts, part_floats, rows_max, dv);
-    } else {
+        for (int64_t i = i0; i < i1; i++) run_item(fn, &run, &iv[i], mine, parts, part_floats, rows_max, dv);
+      } else {
 #pragma omp for schedule(static, 1) nowait
-      for (int64_t i = 0; i < n_items; i++) run_item(fn, &run, &iv[i], mine, parts, part_floats, rows_max, dv);
+        for (int64_t i = i0; i < i1; i++) run_item(fn, &run, &iv[i], mine, parts, part_floats, rows_max, dv);
+      }
     }
     if (n_groups > 0) {
 #pragma omp barrier

@@ -86,6 +86,10 @@ XATTN_API int xattn_prefix_bucket(int64_t max_prefix);
  * Any out pointer may be NULL. */
 XATTN_API void xattn_plan_describe(const xattn_plan *plan, const char **variant, const char **layout,
                                    const char **isa, int *threads);
+/* How many (request, KV head) pairs the plan's runs pack K and V for once,
+ * for all their query blocks and heads (kernels/README.md, "The AMX path"),
+ * instead of per work item; and in how many waves (0: none packed). */
+XATTN_API int64_t xattn_plan_kv_packed_pairs(const xattn_plan *plan, int *waves);
 
 #ifdef __cplusplus
 }

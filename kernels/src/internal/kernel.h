@@ -17,6 +17,21 @@
  * so that a thread's working set stays in L2 (heads are split into groups). */
 #define XATTN_MAX_ITEM_ROWS 512
 
+/* K and V packed once per (request, KV head) for a whole call (kvpack.c
+ * decides, the driver packs them in its first phase, isa/item.inc reads
+ * them), instead of once per work item: the items of one (request, KV head)
+ * are every block of queries and every head group, and each would gather and
+ * pack the same keys again. Only for ISAs whose packed layouts are a plain
+ * sequence of 32-key blocks (kernels->kv_pack set). buf: the packed spans of
+ * the wave being run (NULL = off); pair_off[b * H_KV + kvh]: the byte offset
+ * of that pair's region in buf, -1 = not packed; key_base[b] / key_count[b]:
+ * the first packed key of request b (a multiple of 32) and how many. */
+typedef struct xattn_kvpack {
+  char *buf;
+  const int64_t *pair_off;
+  const int32_t *key_base, *key_count;
+} xattn_kvpack;
+
 /* Everything a kernel needs about the call, resolved once. */
 typedef struct xattn_run {
   const xattn_problem *p;
@@ -27,7 +42,14 @@ typedef struct xattn_run {
   float cap2;            /* logit_cap * log2(e), 0 = off */
   const int64_t *ext_start; /* [B] first row of request b (extend_start or prefix sum) */
   int prefetch;          /* decode layout: software prefetch distance in tokens, 0 = none */
+  xattn_kvpack kvp;      /* K/V packed per (request, KV head), or buf NULL */
 } xattn_run;
+
+/* One step of the packing phase: keys [k0, k0 + n) of (request b, KV head
+ * kvh), n <= BLOCK_N, k0 - key_base[b] a multiple of 32. */
+typedef struct xattn_kvpack_task {
+  int32_t b, kvh, k0, n;
+} xattn_kvpack_task;
 
 /* One unit of work: rows = queries q0..q0+nq-1 of request b times query heads
  * h0..h0+nh-1 (all reading KV head kvh), keys restricted to [key_lo, key_hi). */
@@ -51,6 +73,8 @@ typedef struct xattn_partial_view {
 typedef void (*xattn_item_fn)(const xattn_run *run, const xattn_item *it,
                               void *scratch, const xattn_partial_view *part);
 typedef size_t (*xattn_scratch_fn)(const xattn_run *run);
+typedef void (*xattn_kvpack_fn)(const xattn_run *run, const xattn_kvpack_task *t, void *scratch);
+typedef size_t (*xattn_kvpack_bytes_fn)(const xattn_run *run, int32_t keys);
 
 /* One ISA's kernels. items[v] is the kernel for variant v of the compiled
  * variant list (xattn_variant_name(v)); kernels handle every dtype. Each
@@ -62,9 +86,15 @@ typedef struct xattn_isa_kernels {
      request's rows over a key range, any variant */
   xattn_item_fn decode_item;
   xattn_scratch_fn decode_scratch_bytes;
+  /* K/V packed once per (request, KV head) (xattn_kvpack), NULL where the
+     ISA's items pack per item: kv_pack runs one task with a thread's scratch,
+     kv_pack_bytes sizes the region of one pair with `keys` keys */
+  xattn_kvpack_fn kv_pack;
+  xattn_kvpack_bytes_fn kv_pack_bytes;
 } xattn_isa_kernels;
-#define XATTN_ISA_KERNELS(name) \
-  const xattn_isa_kernels xattn_kernels_##name = {item_scratch_bytes, item_table, decode_item, decode_scratch_bytes}
+#define XATTN_ISA_KERNELS(name)                                                                  \
+  const xattn_isa_kernels xattn_kernels_##name = {item_scratch_bytes, item_table, decode_item, \
+                                                  decode_scratch_bytes, KV_PACK_FN, KV_PACK_BYTES_FN}
 
 #define XATTN_ISA_DECLARE(name, features, f32_isa) extern const xattn_isa_kernels xattn_kernels_##name;
 XATTN_ISA_LIST(XATTN_ISA_DECLARE)

@@ -14,6 +14,20 @@ typedef struct xattn_split_group {
   int32_t count;
 } xattn_split_group;
 
+/* K/V packed once per (request, KV head) (xattn_kvpack; kvpack.c decides).
+ * The pairs are packed in waves whose packed K/V fit a bound: a wave packs
+ * its pairs (tasks[wave_tasks[w] .. wave_tasks[w + 1])), then runs the items
+ * of those pairs (items[wave_items[w] .. wave_items[w + 1]]), reusing the
+ * buffer of `bytes`. n_waves = 0: off (one wave of every item, no packing). */
+typedef struct xattn_kvpack_plan {
+  int64_t *pair_off;          /* [B * H_KV] offset in the wave's buffer, -1 = not packed */
+  int32_t *key_base;          /* [B] first packed key, [B] how many (key_count = key_base + B) */
+  xattn_kvpack_task *tasks;
+  int64_t *wave_tasks, *wave_items; /* [n_waves + 1] each */
+  int n_waves;
+  size_t bytes;               /* the largest wave's packed K/V */
+} xattn_kvpack_plan;
+
 struct xattn_plan {
   /* the shape: scalar fields of the caller's problem; its length arrays point
    * into `lens`; every data pointer is NULL */
@@ -39,7 +53,8 @@ struct xattn_plan {
   int rows_max;              /* rows of the largest item */
   size_t part_floats;        /* floats of one kvsplit partial */
   size_t scratch_bytes;      /* per thread, a multiple of 64 */
-  size_t workspace_bytes;    /* team * scratch_bytes + n_parts * part_floats floats */
+  xattn_kvpack_plan kvpack;
+  size_t workspace_bytes;    /* team * scratch_bytes + n_parts * part_floats floats + kvpack.bytes */
 };
 
 /* api.c: resolves opts for a problem with a valid shape into r's isa,
@@ -52,5 +67,16 @@ xattn_status xattn_resolve_into(const xattn_problem *p, const xattn_options *opt
 xattn_status xattn_plan_partition(xattn_plan *pl);
 void xattn_plan_partition_free(xattn_plan *pl);
 void xattn_plan_execute(const xattn_plan *pl, const xattn_problem *p, void *workspace);
+
+/* driver.c: visible pairs of queries q0..q0+nq-1 of request b (tree bits
+ * ignored) and the union [*minlo, *maxhi] of their intervals. */
+int64_t xattn_block_cost(const xattn_problem *p, int b, int32_t q0, int32_t nq, int32_t *minlo, int32_t *maxhi);
+
+/* kvpack.c: decides whether the plan's items read K/V packed once per
+ * (request, KV head), and if so fills pl->kvpack and regroups pl->items (in
+ * cost order) by wave; also sets pl->run.kvp's arrays. XATTN_ERR_NOMEM on
+ * failure (xattn_kvpack_plan_free cleans up either way). */
+xattn_status xattn_kvpack_plan_make(xattn_plan *pl);
+void xattn_kvpack_plan_free(xattn_kvpack_plan *kp);
 
 #endif

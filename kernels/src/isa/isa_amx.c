@@ -354,6 +354,9 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
 }
 
 #define HOOK_STAGE_DTYPE(dt) (dt) /* bf16 problems only: decode fp8 rows to bf16 */
+/* kp and vp are sequences of 32-key blocks (16 pair rows of vp), so a span of
+ * keys packed once for the whole call serves any tile starting on a block */
+#define HOOK_KV_PREPACK 1
 #include "isa/item.inc"
 #include "decode/decode.inc"
 

@@ -1,0 +1,170 @@
+/* K/V packed once per (request, KV head) for a whole call (xattn_kvpack in
+ * internal/kernel.h): which requests get it, where each pair's packed keys
+ * sit in the workspace, the packing tasks, and the waves that keep the
+ * packed K/V under a bound. The driver runs the tasks of a wave, then its
+ * items (xattn_plan_execute).
+ *
+ * Packing once instead of per item saves the gather through the token table
+ * and the transposes for every query block and head group after the first:
+ * at causal E = 2048 and 64-query blocks each key was packed ~16 times (the
+ * pack was 24 % of the AMX kernel). It costs writing the packed keys to
+ * memory and reading them back, so a request takes it only when its items
+ * would pack each key many times (XATTN_KVPACK_MIN_REUSE). */
+#include <stdlib.h>
+#include <string.h>
+#include "internal/mask.h"
+#include "internal/plan.h"
+
+/* Upper bound on the packed K/V of one wave (the workspace holds one). */
+#define XATTN_KVPACK_MAX_BYTES ((size_t)256 << 20)
+/* Keys a request's items would pack per key it has, from which it is packed
+ * once. Measured (bf16 amx, 2 threads, kernels/README.md): causal E = 2048
+ * (each key packed ~16 times per item) gains 17 %, bidirectional 16 x 256
+ * (4 times) loses 9 %: its items are short and re-read the packed keys from
+ * memory instead of an L2-hot per-item pack. */
+#define XATTN_KVPACK_MIN_REUSE 8.0
+
+/* Test-only overrides: XATTN_KVPACK_WAVE_BYTES (a positive byte count) lowers
+ * the bound of a wave, XATTN_KVPACK_MIN_REUSE (a number >= 0) the reuse from
+ * which a request packs once, so that small problems run every path; a value
+ * that does not parse is ignored. */
+static double env_number(const char *name, double dflt) {
+  const char *env = getenv(name);
+  if (!env || !*env) return dflt;
+  char *end;
+  const double v = strtod(env, &end);
+  return *end || !(v >= 0.0) ? dflt : v;
+}
+
+void xattn_kvpack_plan_free(xattn_kvpack_plan *kp) {
+  free(kp->pair_off);
+  free(kp->key_base);
+  free(kp->tasks);
+  free(kp->wave_tasks);
+  free(kp->wave_items);
+  memset(kp, 0, sizeof *kp);
+}
+
+/* The keys an item reads: its queries' interval union cut to its key range. */
+static int64_t item_key_span(const xattn_problem *p, const xattn_item *it) {
+  int32_t lo, hi;
+  xattn_block_cost(p, it->b, it->q0, it->nq, &lo, &hi);
+  const int64_t kb = lo > it->key_lo ? lo : it->key_lo, ke = hi + 1 < it->key_hi ? hi + 1 : it->key_hi;
+  return ke > kb ? ke - kb : 0;
+}
+
+/* Per request: the packed key range (key_base, key_count; 0 keys = not
+ * packed), the range starting on a multiple of 32 below its first visible key. */
+static void choose_requests(const xattn_plan *pl, int32_t *key_base, int32_t *key_count, double *spans) {
+  const xattn_problem *p = &pl->shape;
+  const double min_reuse = env_number("XATTN_KVPACK_MIN_REUSE", XATTN_KVPACK_MIN_REUSE);
+  for (int b = 0; b < p->batch; b++) spans[b] = 0.0;
+  for (int64_t i = 0; i < pl->n_items; i++) spans[pl->items[i].b] += (double)item_key_span(p, &pl->items[i]);
+  for (int b = 0; b < p->batch; b++) {
+    int32_t lo, hi;
+    xattn_block_cost(p, b, 0, p->extend_lens[b], &lo, &hi);
+    key_base[b] = key_count[b] = 0;
+    if (hi < lo) continue;
+    const int32_t base = lo & ~(int32_t)31, count = hi + 1 - base;
+    if (spans[b] < min_reuse * (double)count * p->heads_kv) continue;
+    key_base[b] = base;
+    key_count[b] = count;
+  }
+}
+
+xattn_status xattn_kvpack_plan_make(xattn_plan *pl) {
+  xattn_kvpack_plan *kp = &pl->kvpack;
+  memset(kp, 0, sizeof *kp);
+  memset(&pl->run.kvp, 0, sizeof pl->run.kvp);
+  const xattn_isa_kernels *K = pl->isa->kernels;
+  if (!K->kv_pack || pl->layout == XATTN_LAYOUT_DECODE || pl->n_items == 0) return XATTN_OK;
+  const xattn_problem *p = &pl->shape;
+  const int B = p->batch, H = p->heads_kv, bn = pl->run.bn;
+  const int64_t pairs = (int64_t)B * H;
+  int *pair_wave = malloc(sizeof(int) * (size_t)pairs);
+  double *spans = malloc(sizeof(double) * (size_t)B);
+  kp->pair_off = malloc(sizeof(int64_t) * (size_t)pairs);
+  kp->key_base = malloc(sizeof(int32_t) * 2 * (size_t)B);
+  xattn_item *sorted = NULL;
+  if (!pair_wave || !spans || !kp->pair_off || !kp->key_base) goto nomem;
+  int32_t *key_base = kp->key_base, *key_count = kp->key_base + B;
+  choose_requests(pl, key_base, key_count, spans);
+
+  /* waves: pairs in order, a new wave when the next pair would pass the bound */
+  const double wave_env = env_number("XATTN_KVPACK_WAVE_BYTES", 0.0);
+  const size_t bound = wave_env >= 1.0 ? (size_t)wave_env : XATTN_KVPACK_MAX_BYTES;
+  int waves = 0;
+  int64_t n_tasks = 0;
+  size_t at = 0;
+  for (int64_t q = 0; q < pairs; q++) {
+    const int b = (int)(q / H);
+    kp->pair_off[q] = -1;
+    /* one head's keys alone past the bound: this request packs per item */
+    const size_t bytes = key_count[b] > 0 ? K->kv_pack_bytes(&pl->run, key_count[b]) : 0;
+    if (bytes > bound) key_count[b] = 0;
+    if (key_count[b] > 0) {
+      if (waves == 0 || at + bytes > bound) {
+        waves++;
+        at = 0;
+      }
+      kp->pair_off[q] = (int64_t)at;
+      at += bytes;
+      if (at > kp->bytes) kp->bytes = at;
+      n_tasks += (key_count[b] + bn - 1) / bn;
+    }
+    pair_wave[q] = waves > 0 ? waves - 1 : 0;
+  }
+  if (waves == 0) { /* no request packs: off */
+    free(pair_wave);
+    free(spans);
+    xattn_kvpack_plan_free(kp);
+    return XATTN_OK;
+  }
+  kp->n_waves = waves;
+  kp->tasks = malloc(sizeof(xattn_kvpack_task) * (size_t)n_tasks);
+  kp->wave_tasks = calloc((size_t)waves + 1, sizeof(int64_t));
+  kp->wave_items = calloc((size_t)waves + 1, sizeof(int64_t));
+  sorted = malloc(sizeof(xattn_item) * (size_t)pl->n_items);
+  if (!kp->tasks || !kp->wave_tasks || !kp->wave_items || !sorted) goto nomem;
+
+  /* tasks of a wave: each packed pair's keys in BLOCK_N steps */
+  int64_t t = 0;
+  for (int64_t q = 0; q < pairs; q++) {
+    const int b = (int)(q / H);
+    if (kp->pair_off[q] < 0) continue;
+    for (int32_t k0 = key_base[b]; k0 < key_base[b] + key_count[b]; k0 += bn) {
+      const int32_t left = key_base[b] + key_count[b] - k0;
+      kp->tasks[t++] = (xattn_kvpack_task){b, (int32_t)(q % H), k0, left < bn ? left : bn};
+    }
+    kp->wave_tasks[pair_wave[q] + 1] = t;
+  }
+  for (int w = 1; w <= waves; w++)
+    if (kp->wave_tasks[w] < kp->wave_tasks[w - 1]) kp->wave_tasks[w] = kp->wave_tasks[w - 1];
+
+  /* items regrouped by the wave of their pair, cost order kept within a wave
+     (the items of unpacked pairs run in the wave their pair falls in) */
+  for (int64_t i = 0; i < pl->n_items; i++) kp->wave_items[pair_wave[(int64_t)pl->items[i].b * H + pl->items[i].kvh] + 1]++;
+  for (int w = 1; w <= waves; w++) kp->wave_items[w] += kp->wave_items[w - 1];
+  int64_t *next = malloc(sizeof(int64_t) * (size_t)waves);
+  if (!next) goto nomem;
+  for (int w = 0; w < waves; w++) next[w] = kp->wave_items[w];
+  for (int64_t i = 0; i < pl->n_items; i++) {
+    const xattn_item *it = &pl->items[i];
+    sorted[next[pair_wave[(int64_t)it->b * H + it->kvh]]++] = *it;
+  }
+  free(next);
+  memcpy(pl->items, sorted, sizeof(xattn_item) * (size_t)pl->n_items);
+  free(sorted);
+  free(pair_wave);
+  free(spans);
+  pl->run.kvp.pair_off = kp->pair_off;
+  pl->run.kvp.key_base = key_base;
+  pl->run.kvp.key_count = key_count;
+  return XATTN_OK;
+nomem:
+  free(sorted);
+  free(pair_wave);
+  free(spans);
+  xattn_kvpack_plan_free(kp);
+  return XATTN_ERR_NOMEM;
+}
