@@ -10,7 +10,7 @@ writes Google-Benchmark-format JSON like xattn-bench (docs/formats.md §3).
   run_peers.py --batch 0:2048,4096:64 --out F    one ad-hoc workload (no results/)
 
 Options: --impl torch,ort[,ipex]  --dtype f32,bf16 (default: each workload's dtypes)
-  --workload SUBSTRING  --threads 1,2|auto (auto, the default: xattn-bench's list)
+  --workload SUBSTRING[,SUBSTRING..]  --threads 1,2|auto (auto, the default: xattn-bench's list)
   --place compact|scatter|numa[=N]|cores=..  (xattn-bench's --dtypes/--workloads/--placement also work)
   --repetitions 5  --min-time 0.2 (s per repetition)  --warmup 1  --seed 42
   --results-dir results  --label peers-<suite>  --out FILE (also/instead)  --no-peak
@@ -153,7 +153,7 @@ def measure(a, plan, threads):
         mods["ipex"] = peer_ipex
     rows, skipped = [], []
     for w in plan["workloads"]:
-        if a.workload and a.workload not in w["name"]:
+        if a.workload and not any(s in w["name"] for s in a.workload.split(",")):
             continue
         pairs = wl.visible_pairs(w)
         if "visible_pairs" in w and w["visible_pairs"] != pairs:
