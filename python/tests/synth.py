@@ -28,7 +28,7 @@ WORKLOADS = [
 ]
 MODE_RATE = {"causal-prefill": 1.0, "bidirectional": 1.15, "prefix-mix": 0.8}
 VARIANT_RATE = {"16x64": 0.7, "16x256": 0.85, "32x64": 0.9, "32x256": 1.0, "64x64": 0.95, "64x256": 0.8}
-IMPL_RATE = {"xattn": 1.0, "blas": 0.45, "torch": 0.6, "ort": 0.5}
+IMPL_RATE = {"xattn": 1.0, "blas": 0.45, "torch": 0.6, "ort": 0.5, "ipex": 0.8}
 
 
 def flops_of(pairs):
@@ -149,7 +149,7 @@ def write_report_fixtures(folder, results_dir_layout=True):
     from xattn import results as res
     paths = []
     default = {"xattn_config_provenance": "hand-written default; not tuned", "xattn_mem_bw_gbs": "20.5"}
-    rows = (default_rows(threads=(1, 2), impls=("xattn", "blas", "torch", "ort"), dtypes=("f32", "bf16"))
+    rows = (default_rows(threads=(1, 2), impls=("xattn", "blas", "torch", "ort", "ipex"), dtypes=("f32", "bf16"))
             + peak_rows())
     for i, (commit, slow) in enumerate((("111111111111", 1.1), ("222222222222", 1.05), ("333333333333", 1.0))):
         stamp = "20261201T0%d0000Z" % i

@@ -101,6 +101,7 @@ class PlotTest(unittest.TestCase):
         self.assertNotIn("Not drawn", html)
         # tables under the pictures carry the numbers: the tuned run is 1/0.92 faster
         self.assertIn("geomean speedup tuned/default", html)
+        self.assertIn("ipex GFLOP/s", html)  # the IPEX peer has its column in the peers table
         self.assertIn("memory roof: 20.5 GB/s (context xattn_mem_bw_gbs)", html)
         self.assertIn("<table>", html)
 

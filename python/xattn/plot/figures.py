@@ -18,7 +18,7 @@ from .gnuplot import quote
 
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
           "#bcbd22", "#17becf"]
-PEER_IMPLS = ("xattn", "blas", "torch", "ort", "reference")
+PEER_IMPLS = ("xattn", "blas", "torch", "ort", "ipex", "reference")
 MAX_HEATMAPS = 8
 MAX_LINES = 10
 MAX_BARS = 24
@@ -717,7 +717,7 @@ def peers(ds):
             groups.setdefault(p.key_without("impl", "variant", "layout", "isa"), {}).setdefault(p.get("impl"), []).append(p)
     groups = {k: g for k, g in groups.items() if len(g) >= 2 and "xattn" in g}
     if not groups:
-        return Skip(fid, title, "no workload measured by xattn and by a peer (impl:torch, impl:ort, impl:blas)")
+        return Skip(fid, title, "no workload measured by xattn and by a peer (impl:torch, impl:ort, impl:ipex, impl:blas)")
     impls = [i for i in PEER_IMPLS if any(i in g for g in groups.values())]
     keys = sorted(groups)
     # the picture shows the largest thread count (the table has every count)
