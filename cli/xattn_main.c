@@ -250,6 +250,7 @@ static int cmd_info(int argc, char **argv) {
     cJSON_AddStringToObject(root, "config_header", xattn_config_header_path());
     cJSON_AddStringToObject(root, "provenance", xattn_config_provenance());
     cJSON_AddNumberToObject(root, "config_classes", xattn_config_class_count());
+    cJSON_AddNumberToObject(root, "config_format", xattn_config_format());
     cJSON *cc = cJSON_AddObjectToObject(root, "cpu_class");
     cJSON_AddStringToObject(cc, "name", cpu.name);
     cJSON_AddStringToObject(cc, "isa", cpu.isa);
@@ -282,7 +283,8 @@ static int cmd_info(int argc, char **argv) {
   printf("\nlayouts:       ");
   for (int i = 0; i < xattn_layout_count(); ++i) printf("%s%s", i ? " " : "", xattn_layout_name(i));
   printf("\ndtypes:        f32 bf16 f16\n");
-  printf("config header: %s (%d classes)\n", xattn_config_header_path(), xattn_config_class_count());
+  printf("config header: %s (format %d, %d classes)\n", xattn_config_header_path(), xattn_config_format(),
+         xattn_config_class_count());
   printf("provenance:    %s\n", xattn_config_provenance());
   printf("cpu class:     %s\n", cpu.name);
   printf("config class:  %s (%s)\n", matched[0] ? matched : "none", why);

@@ -12,6 +12,7 @@ pkgs=(
   likwid                                              # optional markers, likwid-bench
   gnuplot-nox                                         # plots
   python3 python3-scipy python3-numpy python3-pytest  # the xattn Python package (python/) and its tests
+  python3-dev                                         # headers for the binding's call module (python/ext)
   python3-venv                                        # scripts/make-venv.sh (peers: torch, onnxruntime)
   slurm-wlm munge                                     # fleet sweeps (scripts/fleet.sh) and their test on a local SLURM
   clang libclang-rt-14-dev                            # libFuzzer targets of the loaders (scripts/fuzz.sh)

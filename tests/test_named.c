@@ -946,6 +946,56 @@ static void resolve_reports_running_isa(void) {
   }
 }
 
+/* ---- config_extend_buckets ---------------------------------------------------
+ * The extend buckets of config header format 2 (docs/formats.md §4) split
+ * format 1's "<= 64" at E = 1 and E = 4; a format-1 header's bucket must hold
+ * exactly the calls it held before, and the default header's E = 1 row must
+ * make dispatch run the few-rows decode layout (and only there). */
+static int format1_bucket(int64_t e) { return e <= 64 ? 0 : e <= 512 ? 1 : e <= 2048 ? 2 : 3; }
+
+static void config_extend_buckets(void) {
+  const int64_t e[] = {1, 2, 4, 5, 63, 64, 65, 512, 513, 2048, 2049, 1 << 20};
+  const int want[] = {0, 1, 1, 2, 2, 2, 3, 3, 4, 4, 5, 5};
+  for (size_t i = 0; i < sizeof e / sizeof *e; ++i) {
+    const int b = xattn_extend_bucket(e[i]);
+    CHECK(b == want[i], "xattn_extend_bucket(%lld) = %d, want %d", (long long)e[i], b, want[i]);
+    CHECK(xattn_extend_bucket_in_format(XATTN_CONFIG_FORMAT_CURRENT, b) == b, "bucket %d in the current format", b);
+    CHECK(xattn_extend_bucket_in_format(1, b) == format1_bucket(e[i]), "E %lld: format-1 bucket %d, want %d",
+          (long long)e[i], xattn_extend_bucket_in_format(1, b), format1_bucket(e[i]));
+    n_runs++;
+  }
+  CHECK(xattn_extend_bucket_in_format(3, 0) == -1 && xattn_extend_bucket_in_format(0, 0) == -1,
+        "unknown header formats must map to -1");
+  CHECK(xattn_extend_bucket_in_format(1, XATTN_EXTEND_BUCKETS) == -1 && xattn_extend_bucket_in_format(2, -1) == -1,
+        "buckets out of range must map to -1");
+  const char *hdr = xattn_config_header_path();
+  const char *base = strrchr(hdr, '/');
+  if (strcmp(base ? base + 1 : hdr, "xattn_config_default.h") != 0) {
+    printf("config_extend_buckets: built with %s, not the default header: dispatch part not checked\n", hdr);
+    return;
+  }
+  CHECK(xattn_config_format() == XATTN_CONFIG_FORMAT_CURRENT, "the default header is format %d, want %d",
+        xattn_config_format(), XATTN_CONFIG_FORMAT_CURRENT);
+  /* one decode step per request on cached prefixes; then a few drafts each */
+  tp_shape step = {"decode_step", 3, {300, 41, 2000}, {1, 1, 1}, {0}, 8, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0};
+  tp_shape drafts = {"drafts", 2, {300, 2000}, {1, 8}, {0}, 8, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (int dt = 0; dt < 3; ++dt) {
+    tproblem a, b;
+    build(&a, &step, with(M_CAUSAL, (xattn_dtype)dt, XATTN_MODE_CAUSAL, 0, -1, -1), 77 + dt);
+    build(&b, &drafts, with(M_CAUSAL, (xattn_dtype)dt, XATTN_MODE_CAUSAL, 0, -1, -1), 88 + dt);
+    const char *la = NULL, *lb = NULL;
+    CHECK(xattn_resolve(&a.p, NULL, NULL, &la, NULL, NULL) == XATTN_OK, "resolve: %s", xattn_last_error());
+    CHECK(xattn_resolve(&b.p, NULL, NULL, &lb, NULL, NULL) == XATTN_OK, "resolve: %s", xattn_last_error());
+    CHECK(la && !strcmp(la, "decode"), "%s, E = 1: the default header's row resolves layout %s, want decode",
+          xattn_dtype_name((xattn_dtype)dt), la ? la : "(null)");
+    CHECK(lb && strcmp(lb, "decode") != 0, "%s, E = 8: layout %s, want a flash layout",
+          xattn_dtype_name((xattn_dtype)dt), lb ? lb : "(null)");
+    n_runs += 2;
+    tp_free(&a);
+    tp_free(&b);
+  }
+}
+
 /* ---- decode_split_merge_exact --------------------------------------------------
  * The decode layout cuts a request's keys into ranges run by different threads
  * and merges their partial softmax states by log-sum-exp. The merge is exact
@@ -1068,6 +1118,7 @@ static const struct {
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
     T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(cpu_class_match), T(decode_split_merge_exact),
+    T(config_extend_buckets),
 #undef T
 };
 

@@ -38,9 +38,9 @@ static long n_checks, n_failures;
 #ifndef HAVE_COUNTER
 #define HAVE_COUNTER 1
 #endif
-static atomic_int counting;
-static atomic_long n_allocs;
 #if HAVE_COUNTER
+static atomic_int counting; /* only the counter reads them: under ASan neither exists */
+static atomic_long n_allocs;
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);

@@ -78,6 +78,11 @@ static cJSON *workload(const xb_workload *w, uint64_t seed, char *err, size_t er
   cJSON_AddItemToObject(o, "window", cJSON_CreateIntArray(win, 2));
   cJSON_AddNumberToObject(o, "logit_cap", w->logit_cap);
   cJSON_AddBoolToObject(o, "sinks", w->has_sinks);
+  /* the token table's slot layout and an fp8 cache: a paged peer (ipex) lays its
+     pages out alike and refuses what it cannot hold */
+  char slots[32];
+  cJSON_AddStringToObject(o, "slots", xb_slot_layout_name(w->slot_run, slots, sizeof slots));
+  cJSON_AddStringToObject(o, "kv_cache", w->kv_cache == XATTN_DTYPE_SAME ? "same" : xattn_dtype_name(w->kv_cache));
   cJSON *dts = cJSON_AddArrayToObject(o, "dtypes");
   for (int i = 0; i < w->ndtypes; i++) cJSON_AddItemToArray(dts, cJSON_CreateString(xattn_dtype_name(w->dtypes[i])));
   cJSON_AddNumberToObject(o, "seed", (double)seed);

@@ -8,6 +8,7 @@
 #include "xattn_bench/peak.h"
 #include "xattn_bench/timing.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -683,6 +684,32 @@ void xb_progress(xb_session *s, int r) {
 
 /* ---- context -------------------------------------------------------------- */
 
+/* Context key xattn_workload_classes: per workload name its mode, longest
+ * prefix and longest extend, as one JSON object (the row names carry only the
+ * workload's name; the report groups rows by mode and tells the memory-bound
+ * few-row workloads from the rest with it, without parsing suites again). */
+static void add_workload_classes(const xb_suite *su, void (*add)(const char *, const char *, void *), void *ctx) {
+  cJSON *o = cJSON_CreateObject();
+  for (int i = 0; o && i < su->count; i++) {
+    const xb_workload *w = &su->workloads[i];
+    int64_t max_p = 0, max_e = 0;
+    for (int b = 0; b < w->batch; b++) {
+      if (w->prefix_lens[b] > max_p) max_p = w->prefix_lens[b];
+      if (w->extend_lens[b] > max_e) max_e = w->extend_lens[b];
+    }
+    cJSON *c = cJSON_CreateObject();
+    if (!c) break;
+    cJSON_AddStringToObject(c, "mode", xattn_mode_name(w->mode));
+    cJSON_AddNumberToObject(c, "max_prefix", (double)max_p);
+    cJSON_AddNumberToObject(c, "max_extend", (double)max_e);
+    cJSON_AddItemToObject(o, w->name, c);
+  }
+  char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+  add("xattn_workload_classes", text ? text : "{}", ctx);
+  cJSON_free(text);
+  cJSON_Delete(o);
+}
+
 void xb_context(xb_session *s, void (*add)(const char *, const char *, void *), void *ctx) {
   char buf[1024];
   add("xattn_commit", xb_build_commit(), ctx);
@@ -747,6 +774,7 @@ void xb_context(xb_session *s, void (*add)(const char *, const char *, void *), 
   add("xattn_peak_amx_isa", xb_peak_isa(XB_PEAK_AMX_BF16) ? "amx" : "none", ctx);
   add("xattn_suite", s->suite->name, ctx);
   add("xattn_suite_path", xb_repo_relative(s->suite->path, rel, sizeof rel), ctx);
+  add_workload_classes(s->suite, add, ctx);
   add("xattn_best_isa", xattn_best_isa(), ctx);
   add("xattn_blas_threading", s->opt.no_baseline ? "none" : xb_blas_threading_name(s->opt.blas_threading), ctx);
   add("xattn_likwid", xb_likwid_enabled() ? "marker" : "off", ctx);

@@ -4,6 +4,8 @@
  * XATTN_CONFIG_HEADER; this file by default). xattn-tune writes the same format
  * with measured choices and full provenance.
  *
+ * XATTN_CONFIG_FORMAT 2 says which extend buckets the rows use (a header
+ * without it is format 1: <= 64, <= 512, <= 2048, more).
  * XATTN_CONFIG_CLASSES(X) lists rows
  *   X(isa, dtype, d, dv, mode, extend_bucket, prefix_bucket,
  *     variant, layout, schedule, threads)
@@ -15,10 +17,16 @@
 #ifndef XATTN_CONFIG_HEADER_INCLUDED
 #define XATTN_CONFIG_HEADER_INCLUDED
 
+/* extend buckets of format 2: <= 1, <= 4, <= 64, <= 512, <= 2048, more */
+#define XATTN_CONFIG_FORMAT 2
+
 #define XATTN_CONFIG_PROVENANCE \
   "hand-written default; not tuned; machine: none; compiler: any; commit: none; date: none; speedup: 1.00; inputs: none"
 
 #define XATTN_CONFIG_CLASSES(X)                                                        \
+  /* a decode step (E = 1): the few-rows path reads each K/V row once for all  \
+     the query heads of its group (bench/README.md "The memory-bound half") */   \
+  X("*", "*", -1, -1, "*", 0, -1, "64x64", "decode", "static", 0)                     \
   /* bf16 on AMX tiles: tile products are cheap, the softmax is not, so long key   \
      tiles win (kernels' timing, 1 thread: 64x512 ~1.05x 64x256, ~1.1x 64x128) */  \
   X("amx", "bf16", -1, -1, "*", -1, -1, "64x512", "gqa", "dynamic", 0)               \
@@ -26,8 +34,10 @@
      key tile; kvsplit only cuts key ranges when there are fewer items than       \
      4 per thread (a single request on few KV heads), so it costs nothing else   \
      (64x64 measured ~1.15x 16x256 at E=64, P=4096) */                            \
-  X("*", "*", -1, -1, "*", 0, 2, "64x64", "kvsplit", "static", 0)                      \
-  X("*", "*", -1, -1, "*", 0, 3, "64x64", "kvsplit", "static", 0)                      \
+  X("*", "*", -1, -1, "*", 1, 2, "64x64", "kvsplit", "static", 0)                      \
+  X("*", "*", -1, -1, "*", 1, 3, "64x64", "kvsplit", "static", 0)                      \
+  X("*", "*", -1, -1, "*", 2, 2, "64x64", "kvsplit", "static", 0)                      \
+  X("*", "*", -1, -1, "*", 2, 3, "64x64", "kvsplit", "static", 0)                      \
   /* everything else: GQA-grouped work items, dynamic schedule balances triangles */  \
   X("*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0)
 

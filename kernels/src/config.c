@@ -9,7 +9,18 @@
 #include <string.h>
 #include "internal/error.h"
 #include "internal/kernel.h"
+#include "xattn/xattn_introspect.h"
 #include XATTN_CONFIG_HEADER_FILE
+
+/* A header without XATTN_CONFIG_FORMAT was written before the few-rows extend
+ * buckets (format 1): its rows keep their meaning, a call's bucket is mapped
+ * into that format at lookup (xattn_extend_bucket_in_format). */
+#ifndef XATTN_CONFIG_FORMAT
+#define XATTN_CONFIG_FORMAT 1
+#endif
+#if XATTN_CONFIG_FORMAT < 1 || XATTN_CONFIG_FORMAT > XATTN_CONFIG_FORMAT_CURRENT
+#error "config header: XATTN_CONFIG_FORMAT is not 1 or 2, the formats this build reads (docs/formats.md §4)"
+#endif
 
 /* threads, kv_splits, prefetch: older headers end at threads and the rest is
  * 0 = auto, which is what C gives the fields an initializer leaves out */
@@ -38,6 +49,7 @@ enum { CPU_CLASS_COUNT = 0 };
 const char *xattn_config_header_path(void) { return XATTN_CONFIG_HEADER_FILE; }
 const char *xattn_config_provenance(void) { return XATTN_CONFIG_PROVENANCE; }
 int xattn_config_class_count(void) { return CONFIG_ROW_COUNT; }
+int xattn_config_format(void) { return XATTN_CONFIG_FORMAT; }
 int xattn_config_cpu_class_count(void) { return CPU_CLASS_COUNT; }
 
 /* The CPU class this process uses, decided once: index into cpu_classes, -1
@@ -97,6 +109,7 @@ const xattn_config_row *xattn_config_lookup(const char *isa, xattn_dtype dt, int
                                             int prefix_bucket) {
   int cpu = -1;
   if (CPU_CLASS_COUNT > 0 && cpu_class_index(&cpu) != XATTN_OK) cpu = -1; /* the hand default rows */
+  extend_bucket = xattn_extend_bucket_in_format(XATTN_CONFIG_FORMAT, extend_bucket);
   for (int i = 0; i < CONFIG_ROW_COUNT; i++) {
     const xattn_config_row *r = &config_rows[i];
     if (CPU_CLASS_COUNT > 0 && row_cpu_class[i] != -1 && row_cpu_class[i] != cpu) continue;

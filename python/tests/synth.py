@@ -28,7 +28,7 @@ WORKLOADS = [
 ]
 MODE_RATE = {"causal-prefill": 1.0, "bidirectional": 1.15, "prefix-mix": 0.8}
 VARIANT_RATE = {"16x64": 0.7, "16x256": 0.85, "32x64": 0.9, "32x256": 1.0, "64x64": 0.95, "64x256": 0.8}
-IMPL_RATE = {"xattn": 1.0, "blas": 0.45, "torch": 0.6, "ort": 0.5}
+IMPL_RATE = {"xattn": 1.0, "blas": 0.45, "torch": 0.6, "ort": 0.5, "ipex": 0.8}
 
 
 def flops_of(pairs):
@@ -149,7 +149,7 @@ def write_report_fixtures(folder, results_dir_layout=True):
     from xattn import results as res
     paths = []
     default = {"xattn_config_provenance": "hand-written default; not tuned", "xattn_mem_bw_gbs": "20.5"}
-    rows = (default_rows(threads=(1, 2), impls=("xattn", "blas", "torch", "ort"), dtypes=("f32", "bf16"))
+    rows = (default_rows(threads=(1, 2), impls=("xattn", "blas", "torch", "ort", "ipex"), dtypes=("f32", "bf16"))
             + peak_rows())
     for i, (commit, slow) in enumerate((("111111111111", 1.1), ("222222222222", 1.05), ("333333333333", 1.0))):
         stamp = "20261201T0%d0000Z" % i
@@ -181,6 +181,108 @@ def write_report_fixtures(folder, results_dir_layout=True):
     write(path, report)
     paths.append(path)
     return paths
+
+
+# the default suite as a first sweep runs it (bench/suites/default.json): one
+# workload per mode plus decode steps, with the classes xattn-bench puts in the
+# context (xattn_workload_classes): (workload, mode, max P, max E, tokens, pairs, KV rows read)
+SWEEP_WORKLOADS = [
+    ("causal-e512", "causal", 0, 512, 512, 512 * 513 // 2, 512),
+    ("bidir-16x128", "bidirectional", 0, 128, 16 * 128, 16 * 128 * 128, 16 * 128),
+    ("chat-p2048-e64", "causal", 2048, 64, 64, 64 * 2048 + 64 * 65 // 2, 2048 + 64),
+    ("spec-p2048-e16x4", "tree", 2048, 16, 64, 4 * (16 * 2048 + 100), 4 * (2048 + 16)),
+    ("decode-b8-p4096", "causal", 4096, 1, 8, 8 * 4097, 8 * 4097),
+]
+SWEEP_RATE = {"causal": 1.0, "bidirectional": 1.15, "tree": 0.7}
+STREAM_GBPS, GATHER_GBPS = 18.0, 11.0
+
+
+def sweep_rows(threads=(1, 2), dtypes=("f32", "bf16"), variant="64x64"):
+    rows = []
+    for wl, mode, prefix, ext, tokens, pairs, kv in SWEEP_WORKLOADS:
+        for th in threads:
+            for dt in dtypes:
+                fl = flops_of(pairs)
+                nbytes = (4 if dt == "f32" else 2) * 256 * (tokens * 32 + kv * 8)
+                if ext <= 4:  # memory-bound: the time is the bytes at 80 % of the gather roof
+                    t = nbytes / (0.8 * GATHER_GBPS * 1e9 * min(th, 2) / 2)
+                else:
+                    rate = PEAK_FP32_1T * 0.4 * th ** 0.9 * (0.8 if prefix else SWEEP_RATE[mode]) * (1.6 if dt == "bf16" else 1)
+                    t = fl / (rate * 1e9)
+                name = name_of("default", wl, "xattn", "decode" if ext <= 4 else variant, th, dt)
+                if ext <= 4:
+                    name = name.replace("variant:decode/layout:gqa", "variant:64x64/layout:decode")
+                rows.append((name, fl, tokens, t, nbytes))
+    return rows
+
+
+def sweep_classes():
+    return json.dumps({wl: {"mode": mode, "max_prefix": p, "max_extend": e}
+                       for wl, mode, p, e, _, _, _ in SWEEP_WORKLOADS})
+
+
+def with_memory_counters(doc):
+    """Adds xattn-bench's memory counters (docs/formats.md §3) to every row:
+    bytes_must_read, gbps, the row's own gather roof and pct_mem_roof."""
+    for b in doc["benchmarks"]:
+        nbytes = b.pop("input_bytes")
+        gbps = nbytes / (b["real_time"] / 1e3) / 1e9
+        b.update({"bytes_must_read": nbytes, "gbps": gbps, "gather_roof_gbps": GATHER_GBPS,
+                  "stream_roof_gbps": STREAM_GBPS, "pct_mem_roof": 100.0 * gbps / GATHER_GBPS})
+    return doc
+
+
+def tune_cache_lines(machine=MACHINE):
+    """A tuner cache (tune/src/tune_store.c) as a sweep leaves it: a class timed
+    over four BMxBN variants and two layouts, a decode-step class whose fastest
+    candidate is the decode layout, a rejected candidate, and a torn last line."""
+    lines = [{"t": "id", "format": "xattn-tune-cache-1", "machine": machine, "cpu_model": "Synthetic Xeon",
+              "topology": "1 package", "compiler": "GNU", "cflags": "-O3", "kernel_digest": "0123456789abcdef"}]
+    prefill = "avx512/f32/d128/dv128/causal/e3/p0#00000000000000aa"
+    step = "avx512/f32/d128/dv128/causal/e0/p2#00000000000000bb"
+    ms = {"16x64": 9.0, "32x64": 7.5, "64x64": 6.0, "64x128": 6.6}
+    for var, t in ms.items():
+        for layout, f in (("gqa", 1.0), ("flat", 1.2)):
+            for rep in range(3):
+                lines.append({"t": "m", "class": prefill, "cand": "%s/%s/dynamic/t2/compact" % (var, layout),
+                              "phase": "search", "rep": rep, "sec": t * f * (1 + 0.01 * rep) / 1e3})
+    for cand, t in (("16x32/decode/static/t2/compact", 4.0), ("64x64/gqa/dynamic/t2/compact", 5.5),
+                    ("16x64/kvsplit/static/t2/compact", 5.9)):
+        for rep in range(3):
+            lines.append({"t": "m", "class": step, "cand": cand, "phase": "search", "rep": rep, "sec": t / 1e3})
+    lines.append({"t": "m", "class": prefill, "cand": "128x64/gqa/dynamic/t2/compact", "phase": "search", "rep": 0,
+                  "sec": 1e-6})
+    lines.append({"t": "v", "class": prefill, "cand": "128x64/gqa/dynamic/t2/compact", "ok": False,
+                  "why": "max |diff| 3.1 at t 4"})
+    return "\n".join(json.dumps(l) for l in lines) + "\n" + '{"t": "m", "class": "torn'
+
+
+def write_first_sweep(folder, machine=MACHINE, commit="555555555555"):
+    """What scripts/sweep.sh leaves under results/ on a fresh machine: the
+    default suite run with the default header and with the tuned one (threads
+    1 and 2, peaks, roofs, workload classes in the context), the tuner's
+    compare report and its cache; one commit, no peers, no compare output."""
+    from xattn import results as res
+    ctx = {"xattn_workload_classes": sweep_classes(), "xattn_stream_roof_gbps": "%.2f" % STREAM_GBPS,
+           "xattn_suite": "default"}
+    default = dict(ctx, xattn_config_provenance="hand-written default; not tuned")
+    tuned = dict(ctx, xattn_config_provenance="xattn-tune halving; machine: synthetic; speedup: 1.05 (geomean, "
+                                              "1 of 2 classes tuned)")
+    res.store_json(folder, machine, commit, "default-default-header", with_memory_counters(make_results(
+        30, reps=5, rows=sweep_rows() + peak_rows(), commit=commit, machine=machine, extra_context=default,
+        with_bytes=True)), "20261202T010000Z")
+    res.store_json(folder, machine, commit, "default-tuned-header", with_memory_counters(make_results(
+        31, reps=5, rows=sweep_rows(variant="32x64") + peak_rows(), slowdown=0.95, commit=commit, machine=machine,
+        extra_context=tuned, with_bytes=True)), "20261202T020000Z")
+    report = {"machine": machine, "commit": commit, "tuned_header": "/x/tuned.h", "baseline_header": "/x/default.h",
+              "geomean_tuned_classes": 1.1, "geomean_all_classes": 1.05,
+              "classes": [{"class": "avx512/f32/d128/dv128/causal/e3/p0#00000000000000aa", "default": "64x64 gqa",
+                           "tuned": "32x64 gqa", "identical": False, "reps": 9, "default_median_s": 0.0063,
+                           "tuned_median_s": 0.006, "speedup": 1.05, "ci_lo": 1.01, "ci_hi": 1.09,
+                           "note": "adopted"}]}
+    write(os.path.join(folder, machine, commit, "20261202T030000Z_tuned-vs-default.json"), report)
+    with open(os.path.join(folder, machine, "tune-cache-0123456789abcdef.jsonl"), "w") as f:
+        f.write(tune_cache_lines(machine))
 
 
 if __name__ == "__main__":

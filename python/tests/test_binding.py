@@ -7,6 +7,7 @@ library's own fp64 reference through the binding. torch tests are at the end:
 they run where torch is importable (the venv of scripts/make-venv.sh: ctest
 peers.binding_torch) and are skipped with a stated reason elsewhere.
 """
+import ctypes
 import gc
 import os
 import threading
@@ -77,6 +78,115 @@ def test_errors_carry_the_library_reason():
         xattn.extend_attention(*args, out=np.zeros((1, 1, 1), np.float32))
     with pytest.raises(TypeError, match="unknown argument"):
         xattn.extend_attention(*args, windw=(1, 1))
+
+
+def test_converted_arguments_give_the_same_bits():
+    """Lists, int64 lengths, an int16 table, a row-strided table and torch-less
+    __array_interface__ objects take the converting path (api._normalized);
+    NumPy arrays of the call's own types go straight through. Same answer."""
+    b = Batch(seed=21, prefix=(5, 0, 17), extend=(3, 7, 1))
+    args = list(b.args())
+    want = xattn.extend_attention(*args, **b.kwargs())
+
+    class Wrapped:  # only __array_interface__
+        def __init__(self, a):
+            self.__array_interface__ = a.__array_interface__
+            self.keep = a
+    wide = np.zeros((b.table.shape[0], b.table.shape[1] + 3), np.int64)
+    wide[:, :b.table.shape[1]] = b.table
+    variants = [
+        (2, wide[:, :b.table.shape[1]]),                  # row stride > width: made dense
+        (2, b.table.astype(np.int16)),                     # another integer type
+        (6, [int(x) for x in b.req_index]),                # a list
+        (7, np.array(b.prefix, np.int64)),                 # int64 lengths
+        (0, Wrapped(b.q)),                                 # __array_interface__ only
+    ]
+    for which, arg in variants:
+        a = list(args)
+        a[3 if which == 2 else which] = arg if which != 2 else b.kc
+        if which == 2:
+            a[5] = arg
+        got = xattn.extend_attention(*a, **b.kwargs())
+        assert np.array_equal(got, want), which
+
+
+def test_refusals_of_the_call_module_name_the_field():
+    b = Batch(seed=22)
+    args = list(b.args())
+    kw = b.kwargs()
+    cases = [
+        (dict(index=6, value=np.array(b.req_index[:1])), r"req_index: 1 entries, want 3 \(one per request\)", "shape"),
+        (dict(index=0, value=b.q.astype(">f4")), "q: element type", "dtype"),
+        (dict(index=0, value=b.q[..., None]), r"q: 4 dimensions \[", "shape"),
+        (dict(index=3, value=b.kc.astype(np.float16)), "k_cache: element type differs from q's", "dtype"),
+        (dict(index=1, value=b.k.astype(np.float64)), "k_ext: element type float64", "dtype"),
+        (dict(index=5, value=b.table[0]), "req_to_token: 1 dimensions, want 2", "shape"),
+        (dict(index=0, value=[[1.0]]), "q: a NumPy array or torch CPU tensor, not list", "null"),
+    ]
+    for case, pattern, status in cases:
+        a = list(args)
+        a[case["index"]] = case["value"]
+        with pytest.raises(xattn.XattnError, match=pattern) as e:
+            xattn.extend_attention(*a, **kw)
+        assert e.value.status == status and "\n" not in str(e.value)
+    out = np.zeros((sum(b.extend), b.hq, b.dv), np.float32)
+    out.flags.writeable = False
+    with pytest.raises(xattn.XattnError, match="out: read-only array"):
+        xattn.extend_attention(*args, out=out, **kw)
+    for key, value, pattern in (("encoder_lens", [1], "encoder_lens: 1 entries"), ("sinks", [0.0], "sinks: 1 entries"),
+                                ("mode", "diagonal", "mode: 'diagonal'"), ("window", 3, "window: 3"),
+                                ("schedule", "late", "schedule: 'late'"), ("dtype", "f64", "dtype: 'f64'")):
+        with pytest.raises(xattn.XattnError, match=pattern):
+            xattn.extend_attention(*args, **{**kw, key: value})
+    with pytest.raises(TypeError, match="unknown argument.s. prefetchh, windw"):
+        xattn.extend_attention(*args, windw=(1, 1), prefetchh=1)
+
+
+def test_every_run_option_reaches_the_library():
+    b = Batch(seed=23)
+    want = xattn.extend_attention(*b.args(), **b.kwargs())
+    info = xattn.info()
+    got = xattn.extend_attention(*b.args(), **b.kwargs(), variant=info["variants"][0], layout="decode",
+                                 isa="scalar", threads=1, schedule="static", kv_splits=2, prefetch=-1)
+    check(got, b.oracle(), "f32")
+    assert np.abs(got - want).max() < 1e-5
+    with pytest.raises(xattn.XattnError, match="isa") as e:
+        xattn.extend_attention(*b.args(), **b.kwargs(), isa="z80")
+    assert e.value.status == "unsupported"
+
+
+def test_a_call_module_built_from_another_xattn_h_is_refused():
+    """The C structs are filled by python/ext/xattn_call.c, compiled against
+    xattn.h: no Python copy of their layout exists. What remains to catch is a
+    call module and a library built from different headers: bind() compares
+    sizeof(xattn_problem) / sizeof(xattn_options) with the library's."""
+    from xattn import api
+    api._load()
+    ext = api._call.__self__
+    lib = api._lib
+    addr = [ctypes.cast(getattr(lib, "xattn_" + f), ctypes.c_void_p).value for f in
+            ("extend_attention", "reference", "resolve", "last_error", "status_name", "problem_init",
+             "options_init", "problem_size", "options_size")]
+    real = ctypes.CFUNCTYPE(ctypes.c_size_t)(addr[7])()
+    wrong = ctypes.CFUNCTYPE(ctypes.c_size_t)(lambda: real + 8)
+    with pytest.raises(ImportError, match="different versions of xattn.h"):
+        ext.bind(*addr[:7], ctypes.cast(wrong, ctypes.c_void_p).value, addr[8], xattn.XattnError)
+    ext.bind(*addr, xattn.XattnError)  # the real pair binds
+    b = Batch(seed=24)
+    check(xattn.extend_attention(*b.args(), **b.kwargs()), b.oracle(), "f32")
+
+
+def test_the_overhead_benchmark_command_runs():
+    """`python3 -m xattn binding-overhead` (bench/README.md's figure): runs and
+    prints its figures; what they are is not tested (speed is benchmarked)."""
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(xattn.__file__))))
+    r = subprocess.run([sys.executable, "-m", "xattn", "binding-overhead", "--prefix", "16", "--reps", "20",
+                        "--clock", "cpu"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    for figure in ("python  median", "c       median", "noop    median", "binding overhead over the C call"):
+        assert figure in r.stdout, r.stdout
 
 
 def test_resolve_and_info():

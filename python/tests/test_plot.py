@@ -101,8 +101,48 @@ class PlotTest(unittest.TestCase):
         self.assertNotIn("Not drawn", html)
         # tables under the pictures carry the numbers: the tuned run is 1/0.92 faster
         self.assertIn("geomean speedup tuned/default", html)
+        self.assertIn("ipex GFLOP/s", html)  # the IPEX peer has its column in the peers table
         self.assertIn("memory roof: 20.5 GB/s (context xattn_mem_bw_gbs)", html)
         self.assertIn("<table>", html)
+
+    def test_first_sweep_draws_every_panel_it_has_data_for(self):
+        """What scripts/sweep.sh leaves on a fresh machine (the default suite with
+        both headers, the tuner's report and cache; one commit, no peers) must
+        give the heatmaps (from the tuner's cache), the per-mode rates (from the
+        default suite's rows, by the workload classes in the context) and the
+        roofline with the stream and gather roofs; exactly the panels without
+        data (trend, commit comparison, peers) are listed as not drawn, with
+        their reasons. A panel that goes missing without a reason fails here."""
+        res = os.path.join(self.tmp, "results")
+        synth.write_first_sweep(res)
+        out = os.path.join(self.tmp, "out")
+        rc, stdout, err = run(PLOT, res, "-o", out)
+        self.assertEqual(rc, 0, stdout + err)
+        html = self.index(out)
+        drawn = {"roofline", "heatmap-0", "heatmap-1", "modes", "scaling", "tuned", "tune-report"}
+        for stem in sorted(drawn):
+            self.assertPicture(out, stem)
+            self.assertIn("src='%s.png'" % stem, html)
+        not_drawn = sorted(l.split(":")[1].strip() for l in stdout.splitlines() if l.startswith("not drawn: "))
+        self.assertEqual(not_drawn, ["Commit comparison (xattn compare)",
+                                     "Trend over commits (median GFLOP/s, relative to the oldest commit)",
+                                     "xattn and its peers side by side"], stdout)
+        self.assertIn("results of only one commit", html)
+        # heatmaps from the tuner's cache: every variant's fastest candidate, the
+        # rejected one left out, the decode layout named in the notes
+        self.assertIn("BLOCK_M x BLOCK_N heatmap: tuner avx512/f32/d128/dv128/causal/e3/p0", html)
+        self.assertIn("fastest tile 64x64", html)
+        self.assertNotIn("128x64/gqa", html)
+        self.assertIn("layout decode has no tile: its fastest candidate 16x32/decode/static/t2/compact", html)
+        # per-mode rates from the default suite: four modes, the decode steps left out of them
+        for mode in ("causal", "prefix-mix", "bidirectional", "tree"):
+            self.assertIn("<td>%s</td>" % mode, html)
+        self.assertIn("few-row row(s) (max E &lt;= 4", html)
+        # the roofline: both memory roofs, and % of the gather roof beside % of peak
+        self.assertIn("memory roof: 18.0 GB/s (context xattn_stream_roof_gbps)", html)
+        self.assertIn("gather roof: median 11.0 GB/s", html)
+        self.assertIn("<th>% of gather roof</th>", html)
+        self.assertIn("decode-b8-p4096", html)
 
     def test_stored_results_skip_what_they_lack(self):
         # two stored fixtures and their comparison: per-mode bars and the comparison

@@ -94,11 +94,47 @@ static const char *parse_row(const char *p, tune_row *r) {
   return p;
 }
 
+/* XATTN_CONFIG_FORMAT of a header's text: 1 when absent, -1 when not a number. */
+static int header_format(const char *txt) {
+  const char *p = strstr(txt, "#define XATTN_CONFIG_FORMAT");
+  if (!p) return 1;
+  p += strlen("#define XATTN_CONFIG_FORMAT");
+  if (*p != ' ' && *p != '\t') return -1;
+  int v;
+  return parse_int(p, &v) ? v : -1;
+}
+
+/* Appends the current-format rows of a parsed row: one row, or for a format-1
+ * extend bucket every current bucket it holds (the same choice for each), so a
+ * format-1 header keeps its meaning. Returns the new count (may exceed cap). */
+static int add_row_in_current_format(const tune_row *r, int format, tune_row *rows, int n, int cap) {
+  if (format == XATTN_CONFIG_FORMAT_CURRENT || r->extend_bucket == -1) {
+    if (n < cap) rows[n] = *r;
+    return n + 1;
+  }
+  for (int b = 0; b < XATTN_EXTEND_BUCKETS; b++) {
+    if (xattn_extend_bucket_in_format(format, b) != r->extend_bucket) continue;
+    if (n < cap) {
+      rows[n] = *r;
+      rows[n].extend_bucket = b;
+    }
+    n++;
+  }
+  return n;
+}
+
 int tune_header_parse(const char *path, tune_row *rows, int cap, char *provenance, size_t provn,
                       char *err, size_t errn) {
   char *txt = read_all(path);
   if (!txt) {
     snprintf(err, errn, "%s: cannot read: %s", path, strerror(errno));
+    return -1;
+  }
+  const int format = header_format(txt);
+  if (format != 1 && format != XATTN_CONFIG_FORMAT_CURRENT) {
+    snprintf(err, errn, "%s: XATTN_CONFIG_FORMAT is not 1 or %d, the formats this tuner reads (docs/formats.md §4)",
+             path, XATTN_CONFIG_FORMAT_CURRENT);
+    free(txt);
     return -1;
   }
   if (provenance && provn) {
@@ -146,8 +182,16 @@ int tune_header_parse(const char *path, tune_row *rows, int cap, char *provenanc
       free(txt);
       return -1;
     }
-    if (n < cap) rows[n] = r;
-    n++;
+    const int buckets = format == 1 ? XATTN_EXTEND_BUCKETS_FORMAT1 : XATTN_EXTEND_BUCKETS;
+    if (r.extend_bucket < -1 || r.extend_bucket >= buckets) {
+      int line = 1;
+      for (const char *c = txt; c < p; c++) line += *c == '\n';
+      snprintf(err, errn, "%s:%d: row %d: extend bucket %d is not -1 or a bucket of format %d", path, line, n + 1,
+               r.extend_bucket, format);
+      free(txt);
+      return -1;
+    }
+    n = add_row_in_current_format(&r, format, rows, n, cap);
     p = q;
   }
   free(txt);
@@ -367,6 +411,8 @@ int tune_header_write_cpu(const char *path, const char *comment, const char *pro
         " * match wins, the last row matches everything. Build with -DXATTN_CONFIG_HEADER=<this file>.\n */\n",
         f);
   fputs("#ifndef XATTN_CONFIG_HEADER_INCLUDED\n#define XATTN_CONFIG_HEADER_INCLUDED\n\n", f);
+  fprintf(f, "/* extend buckets of this format: xattn_extend_bucket (docs/formats.md §4) */\n"
+             "#define XATTN_CONFIG_FORMAT %d\n\n", XATTN_CONFIG_FORMAT_CURRENT);
   fputs("#define XATTN_CONFIG_PROVENANCE \\\n  ", f);
   put_c_string(f, provenance);
   fputs("\n\n", f);

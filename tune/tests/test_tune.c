@@ -919,6 +919,74 @@ static int test_lock(void) {
   return 0;
 }
 
+/* ---- header formats: format 1 is read with its meaning, others refused ---------
+ * A header without XATTN_CONFIG_FORMAT (format 1) had extend buckets <= 64,
+ * <= 512, <= 2048, more; its rows come back in the current format, a format-1
+ * bucket as every current bucket it holds, so a tuner working from an old
+ * header changes no choice. A format this tuner does not know is refused. */
+static int write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fputs(text, f);
+  return fclose(f);
+}
+
+static int test_header_format(void) {
+  char path[600], err[512];
+  tmp_path(path, sizeof path, "format1.h");
+  const char *v1 =
+      "#define XATTN_CONFIG_PROVENANCE \"old\"\n"
+      "#define XATTN_CONFIG_CLASSES(X) \\\n"
+      "  X(\"*\", \"*\", -1, -1, \"*\", 0, 2, \"64x64\", \"kvsplit\", \"static\", 0) \\\n"
+      "  X(\"*\", \"f32\", -1, -1, \"*\", 1, -1, \"32x128\", \"gqa\", \"static\", 0) \\\n"
+      "  X(\"*\", \"*\", -1, -1, \"*\", 3, -1, \"128x64\", \"gqa\", \"static\", 0) \\\n"
+      "  X(\"*\", \"*\", -1, -1, \"*\", -1, -1, \"64x64\", \"gqa\", \"dynamic\", 0)\n";
+  CHECK(write_text(path, v1) == 0, "cannot write %s", path);
+  tune_row rows[16];
+  int n = tune_header_parse(path, rows, 16, NULL, 0, err, sizeof err);
+  /* format 1's bucket 0 holds E <= 1, <= 4 and <= 64 of the current format */
+  const int want_eb[] = {0, 1, 2, 3, 5, -1};
+  const char *want_variant[] = {"64x64", "64x64", "64x64", "32x128", "128x64", "64x64"};
+  CHECK(n == 6, "format-1 header: %d rows, want 6 (%s)", n, n < 0 ? err : "");
+  for (int i = 0; i < n && i < 6; i++)
+    CHECK(rows[i].extend_bucket == want_eb[i] && !strcmp(rows[i].variant, want_variant[i]),
+          "row %d: bucket %d variant %s, want %d %s", i, rows[i].extend_bucket, rows[i].variant, want_eb[i],
+          want_variant[i]);
+  /* every E lands on a row with the choice format 1 gave it */
+  const int64_t e[] = {1, 3, 64, 65, 600, 4096};
+  const char *want_choice[] = {"64x64", "64x64", "64x64", "32x128", "64x64", "128x64"};
+  for (int k = 0; k < 6; k++) {
+    const char *got = NULL;
+    for (int i = 0; i < n && !got; i++)
+      if (tune_row_matches(&rows[i], "avx512", "f32", 128, 128, "causal", xattn_extend_bucket(e[k]), 2))
+        got = rows[i].variant;
+    CHECK(got && !strcmp(got, want_choice[k]), "E %lld: %s, want %s", (long long)e[k], got ? got : "none",
+          want_choice[k]);
+  }
+  /* a written header says its format and parses back unchanged */
+  char out[600];
+  tmp_path(out, sizeof out, "format2.h");
+  CHECK(n == 6 && tune_header_write(out, "", "new", rows, n, err, sizeof err) == 0, "write: %s", err);
+  tune_row back[16];
+  CHECK(tune_header_parse(out, back, 16, NULL, 0, err, sizeof err) == 6, "parse back: %s", err);
+  for (int i = 0; i < 6; i++)
+    CHECK(back[i].extend_bucket == want_eb[i], "written row %d: bucket %d, want %d", i, back[i].extend_bucket,
+          want_eb[i]);
+  /* a format-1 bucket beyond format 1, and an unknown format: refused by name */
+  char bad[2048];
+  snprintf(bad, sizeof bad, "%s", v1);
+  char *four = strstr(bad, ", 3, -1");
+  if (four) four[2] = '4';
+  CHECK(write_text(path, bad) == 0, "cannot write %s", path);
+  CHECK(tune_header_parse(path, rows, 16, NULL, 0, err, sizeof err) < 0 && strstr(err, "extend bucket 4"),
+        "format-1 bucket 4 not refused: %s", err);
+  snprintf(bad, sizeof bad, "#define XATTN_CONFIG_FORMAT 9\n%s", v1);
+  CHECK(write_text(path, bad) == 0, "cannot write %s", path);
+  CHECK(tune_header_parse(path, rows, 16, NULL, 0, err, sizeof err) < 0 && strstr(err, "XATTN_CONFIG_FORMAT"),
+        "format 9 not refused: %s", err);
+  return 0;
+}
+
 /* Every test, with the command line ctest runs it with (`--list`; @KEY@ is a
  * path the build fills in, see tune/CMakeLists.txt). */
 static const struct {
@@ -933,6 +1001,7 @@ static const struct {
     {"header", "header @CC@", NULL, test_header}, {"torn", NULL, test_torn, NULL},
     {"merge", NULL, test_merge, NULL},       {"damaged", NULL, test_damaged, NULL},
     {"refused", NULL, test_refused, NULL},   {"lock", NULL, test_lock, NULL},
+    {"header_format", NULL, test_header_format, NULL},
 };
 
 int main(int argc, char **argv) {

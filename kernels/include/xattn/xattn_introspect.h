@@ -33,6 +33,7 @@ XATTN_API const char *xattn_layout_name(int i);
 XATTN_API const char *xattn_config_header_path(void);
 XATTN_API const char *xattn_config_provenance(void);
 XATTN_API int xattn_config_class_count(void);
+XATTN_API int xattn_config_format(void); /* the compiled-in header's XATTN_CONFIG_FORMAT (1 when it has none) */
 
 /* What a call with these options would run (after config lookup and ISA
  * resolution), without running it. Any out pointer may be NULL. */
@@ -77,10 +78,18 @@ XATTN_API int xattn_config_cpu_class_count(void); /* CPU classes in the header; 
  * The config header's table is keyed by ISA, dtype, D, DV, mode and two buckets
  * of the batch: the longest extend and the longest prefix. The bucket bounds
  * live here and nowhere else; the tuner and the kernels both call these. */
-#define XATTN_EXTEND_BUCKETS 4 /* max E_b: <=64, <=512, <=2048, >2048 */
+#define XATTN_EXTEND_BUCKETS 6 /* max E_b: <=1, <=4, <=64, <=512, <=2048, >2048 */
 #define XATTN_PREFIX_BUCKETS 4 /* max P_b: 0, <=1024, <=8192, >8192 */
 XATTN_API int xattn_extend_bucket(int64_t max_extend);
 XATTN_API int xattn_prefix_bucket(int64_t max_prefix);
+/* The config header format these buckets belong to (a header says
+ * `#define XATTN_CONFIG_FORMAT 2`; one without it is format 1, whose extend
+ * buckets were <=64, <=512, <=2048, >2048). */
+#define XATTN_CONFIG_FORMAT_CURRENT 2
+#define XATTN_EXTEND_BUCKETS_FORMAT1 4
+/* The extend bucket of a header of `format` (1 or 2) that holds this
+ * library's extend bucket `bucket`; -1 for an unknown format or bucket. */
+XATTN_API int xattn_extend_bucket_in_format(int format, int bucket);
 
 /* What a plan runs: the same answers as xattn_resolve gave when it was made.
  * Any out pointer may be NULL. */

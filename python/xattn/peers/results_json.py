@@ -12,9 +12,9 @@ import sys
 from ..results import format_name
 
 
-def bench_name(suite, workload, dtype, impl, threads, place):
-    return format_name({"suite": suite, "wl": workload, "dtype": dtype, "impl": impl, "variant": "-",
-                        "layout": "-", "isa": "-", "threads": threads, "place": place})
+def bench_name(suite, workload, dtype, impl, threads, place, variant="-", layout="-"):
+    return format_name({"suite": suite, "wl": workload, "dtype": dtype, "impl": impl, "variant": variant,
+                        "layout": layout, "isa": "-", "threads": threads, "place": place})
 
 
 def counters(seconds, pairs, flop_count, tokens, peak_gflops):

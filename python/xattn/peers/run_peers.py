@@ -1,25 +1,32 @@
 #!/usr/bin/python3
 """Times the peers a user would pick instead of xattn, PyTorch's CPU
-scaled_dot_product_attention (impl:torch) and ONNX Runtime's Attention
-operator (impl:ort), on xattn's workload suites at the same thread counts, and
+scaled_dot_product_attention (impl:torch), ONNX Runtime's Attention
+operator (impl:ort) and Intel Extension for PyTorch's paged attention
+(impl:ipex), on xattn's workload suites at the same thread counts, and
 writes Google-Benchmark-format JSON like xattn-bench (docs/formats.md §3).
 
   run_peers.py --suite NAME|PATH [options]       workloads of a bench suite
   run_peers.py --plan PLAN.json [options]        a plan written by xattn-peers-plan
   run_peers.py --batch 0:2048,4096:64 --out F    one ad-hoc workload (no results/)
 
-Options: --impl torch,ort  --dtype f32,bf16 (default: each workload's dtypes)
-  --workload SUBSTRING  --threads 1,2|auto (auto, the default: xattn-bench's list)
+Options: --impl torch,ort[,ipex]  --dtype f32,bf16 (default: each workload's dtypes)
+  --workload SUBSTRING[,SUBSTRING..]  --threads 1,2|auto (auto, the default: xattn-bench's list)
   --place compact|scatter|numa[=N]|cores=..  (xattn-bench's --dtypes/--workloads/--placement also work)
   --repetitions 5  --min-time 0.2 (s per repetition)  --warmup 1  --seed 42
   --results-dir results  --label peers-<suite>  --out FILE (also/instead)  --no-peak
   --ort-max-scores-gib 4 (ORT materializes the [H_Q, E, S] scores: bigger calls are skipped)
+  --ipex-pages 16,128 (page sizes; rows variant:pageN)  --ipex-omp intel|gnu (ipexrun's settings
+  for Intel OpenMP (default, preloaded from the venv) or GNU OpenMP)
   --plan-tool PATH (default $XATTN_PEERS_PLAN, then build*/bin/xattn-peers-plan)
   ad-hoc workload: --heads 32,8 --dims 128,128 --mode causal --name NAME
 
 Runs under the venv of scripts/make-venv.sh: started with any python3 it
 re-executes itself there, and without one it prints one line and exits 77.
-Each thread count runs in its own process restricted to that many PUs.
+impl:ipex runs in the second venv (scripts/make-venv.sh --ipex); without it
+the ipex rows are skipped with one line (exit 77 when ipex is all that was asked).
+Each thread count runs in its own process restricted to that many PUs; an
+ipex row is checked against xattn's fp64 reference before it is timed and
+refused (listed in xattn_peers_skipped, not timed) when it fails.
 """
 import argparse
 import glob
@@ -32,7 +39,9 @@ import time
 
 from . import peers_env, placement, results_json
 
-IMPLS = ("torch", "ort")
+IMPLS = ("torch", "ort", "ipex")
+# modules each venv must provide (peers_env.ensure)
+MAIN_MODULES = {"torch": ("torch", "numpy"), "ort": ("onnxruntime", "onnx", "numpy")}
 
 
 def parse_args(argv):
@@ -63,6 +72,8 @@ def parse_args(argv):
     ap.add_argument("--no-peak", action="store_true", help="skip the peak measurement (no pct_peak counters)")
     ap.add_argument("--ort-max-scores-gib", type=float, default=4.0,
                     help="skip ORT calls whose [H_Q, E, S] score matrix exceeds this")
+    ap.add_argument("--ipex-pages", default="16,128")
+    ap.add_argument("--ipex-omp", default="intel", choices=("intel", "gnu"))
     ap.add_argument("--child-out", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if sum(x is not None for x in (a.suite, a.plan, a.batch)) != 1:
@@ -72,7 +83,13 @@ def parse_args(argv):
     impls = a.impl.split(",")
     bad = [i for i in impls if i not in IMPLS]
     if bad:
-        ap.error(f"--impl: unknown {', '.join(bad)} (torch, ort)")
+        ap.error(f"--impl: unknown {', '.join(bad)} (torch, ort, ipex)")
+    try:
+        a.pages = [int(x) for x in a.ipex_pages.split(",")]
+    except ValueError:
+        ap.error(f"--ipex-pages: {a.ipex_pages!r}, want page sizes like 16,128")
+    if any(p < 1 for p in a.pages):
+        ap.error("--ipex-pages: page sizes >= 1")
     if a.repetitions < 1 or a.min_time < 0 or a.warmup < 0:
         ap.error("--repetitions >= 1, --min-time >= 0, --warmup >= 0")
     return a
@@ -131,9 +148,12 @@ def measure(a, plan, threads):
         from . import peer_ort
         peer_ort.MAX_SCORE_BYTES = int(a.ort_max_scores_gib * 2**30)
         mods["ort"] = peer_ort
+    if "ipex" in a.impl:
+        from . import check_ref, peer_ipex
+        mods["ipex"] = peer_ipex
     rows, skipped = [], []
     for w in plan["workloads"]:
-        if a.workload and a.workload not in w["name"]:
+        if a.workload and not any(s in w["name"] for s in a.workload.split(",")):
             continue
         pairs = wl.visible_pairs(w)
         if "visible_pairs" in w and w["visible_pairs"] != pairs:
@@ -147,15 +167,27 @@ def measure(a, plan, threads):
             return cache[b]
 
         for dtype in (a.dtype.split(",") if a.dtype else w["dtypes"]):
-            for impl in a.impl.split(","):
-                name = results_json.bench_name(plan["suite"], w["name"], dtype, impl, threads, a.place)
+            for impl, variant, layout, prep in _calls(a, w, dtype, threads, arrays, mods):
+                name = results_json.bench_name(plan["suite"], w["name"], dtype, impl, threads, a.place,
+                                               variant, layout)
                 try:
-                    run = mods[impl].prepare(w, dtype, threads, arrays)
+                    run = prep()
+                    if impl == "ipex":  # checked before timing; a failing peer is refused
+                        with mods[impl].torch.inference_mode():
+                            worst = check_ref.check(w, dtype, arrays, mods[impl].request_rows(run(), w))
+                        print(f"run_peers: {name}: fp64 check ok (worst {worst:.3f} of the tolerance)",
+                              file=sys.stderr, flush=True)
                     for _ in range(a.warmup):
                         run()
                 except mods[impl].Unsupported as exc:
                     skipped.append(f"{name}: {exc}")
                     print(f"run_peers: skip {name}: {exc}", file=sys.stderr, flush=True)
+                    continue
+                except Exception as exc:
+                    if impl != "ipex" or not isinstance(exc, check_ref.Mismatch):
+                        raise
+                    skipped.append(f"{name}: refused, fails the fp64 reference: {exc}")
+                    print(f"run_peers: refuse {name}: fails the fp64 reference: {exc}", file=sys.stderr, flush=True)
                     continue
                 times, cpus, iters = [], [], []
                 for _ in range(a.repetitions):
@@ -183,6 +215,55 @@ def measure(a, plan, threads):
     return {"rows": rows, "skipped": skipped, "versions": versions, "pus": pus}
 
 
+def _calls(a, w, dtype, threads, arrays, mods):
+    """(impl, variant, layout, prepare()) of every row of one workload and dtype:
+    one per torch/ort, one per page size for ipex (layout: its pages' order)."""
+    for impl in a.impl.split(","):
+        if impl == "ipex":
+            order = mods[impl].page_order(w)
+            for page in a.pages:
+                yield impl, f"page{page}", order, (
+                    lambda page=page: mods["ipex"].prepare(w, dtype, threads, arrays, page, a.seed))
+        else:
+            yield impl, "-", "-", lambda impl=impl: mods[impl].prepare(w, dtype, threads, arrays)
+
+
+def _venv_groups(a):
+    """[(python, impls, env)]: the torch/ort peers in this interpreter (the
+    .venv), ipex in the IPEX venv's python with ipexrun's thread settings; an
+    absent IPEX venv drops ipex with one line (returned as the reason)."""
+    impls = a.impl.split(",")
+    groups, why = [], ""
+    main = [i for i in impls if i != "ipex"]
+    if main:
+        groups.append((sys.executable, main, None))
+    if "ipex" in impls:
+        py = os.path.join(peers_env.ipex_venv_dir(), "bin", "python")
+        if os.path.exists(py):
+            groups.append((py, ["ipex"], "ipex"))
+        else:
+            why = f"no {peers_env.ipex_venv_dir()}: {peers_env.IPEX_HINT}"
+    return groups, why
+
+
+def _ipex_env(a, pus):
+    """What ipexrun sets for one instance on these PUs (intel_extension_for_pytorch
+    cpu/launch): Intel OpenMP preloaded from the venv with KMP_AFFINITY over the
+    PUs and KMP_BLOCKTIME=1, or GNU OpenMP with GOMP_CPU_AFFINITY, OMP_PROC_BIND=CLOSE,
+    OMP_SCHEDULE=STATIC; OMP_NUM_THREADS = the PUs."""
+    env = dict(os.environ)
+    cores = ",".join(str(p) for p in pus)
+    env["OMP_NUM_THREADS"] = str(len(pus))
+    iomp = os.path.join(peers_env.ipex_venv_dir(), "lib", "libiomp5.so")
+    if a.ipex_omp == "intel" and os.path.exists(iomp):
+        env["LD_PRELOAD"] = ":".join(x for x in (iomp, env.get("LD_PRELOAD", "")) if x)
+        env["KMP_AFFINITY"] = f"granularity=fine,proclist=[{cores}],explicit"
+        env["KMP_BLOCKTIME"] = "1"
+    else:
+        env.update(GOMP_CPU_AFFINITY=cores, OMP_PROC_BIND="CLOSE", OMP_SCHEDULE="STATIC")
+    return env
+
+
 def thread_counts(a, plan):
     """--threads, else the counts the plan tool measured peaks at (xattn-bench's
     "auto" list), else 1 and all cores."""
@@ -197,7 +278,13 @@ def thread_counts(a, plan):
 
 def main(argv):
     a = parse_args(argv)
-    peers_env.ensure("run_peers", __spec__.name)
+    impls = a.impl.split(",")
+    if impls == ["ipex"]:
+        peers_env.ensure("run_peers", __spec__.name, peers_env.IPEX_MODULES, peers_env.ipex_venv_dir(),
+                         peers_env.IPEX_HINT)
+    else:
+        peers_env.ensure("run_peers", __spec__.name,
+                         tuple(sorted({m for i in impls if i != "ipex" for m in MAIN_MODULES[i]})))
     if a.child_out:
         with open(a.plan) as f:
             plan = json.load(f)
@@ -210,11 +297,17 @@ def main(argv):
         ctx = dict(plan.get("context", {}))
         peaks = plan.get("peaks", {})
         rows, skipped, versions, family = [], [], {}, 0
-        for n in thread_counts(a, plan):
-            out = os.path.join(tmp, f"rows-{n}.json")
-            child = [sys.executable, "-m", __spec__.name] + argv + [
-                "--plan", plan_path, "--threads", str(n), "--child-out", out]
-            rc = subprocess.run(_drop_sources(child)).returncode
+        groups, why = _venv_groups(a)
+        if why:
+            skipped.append(f"impl:ipex: {why}")
+            print(f"run_peers: ipex rows skipped: {why}", file=sys.stderr, flush=True)
+        runs = [(n, g) for n in thread_counts(a, plan) for g in groups]
+        for n, (py, group, kind) in runs:
+            out = os.path.join(tmp, f"rows-{n}-{group[0]}.json")
+            child = [py, "-m", __spec__.name] + _drop_impl(argv) + [
+                "--impl", ",".join(group), "--plan", plan_path, "--threads", str(n), "--child-out", out]
+            env = _ipex_env(a, placement.select(a.place, n)) if kind == "ipex" else None
+            rc = subprocess.run(_drop_sources(child), env=env).returncode
             if rc != 0:
                 return rc
             with open(out) as f:
@@ -235,7 +328,9 @@ def main(argv):
         top = peaks[str(max(int(k) for k in peaks))]
         ctx["xattn_peak_fp32_gflops"] = f"{top['f32']:.2f}"
         ctx["xattn_peak_bf16_gflops"] = f"{top['bf16']:.2f}"
-    ctx["xattn_peers_note"] = ("per request one call; K/V handed over contiguous (no cache gather timed); "
+    ctx["xattn_peers_note"] = ("torch/ort: per request one call; K/V handed over contiguous (no cache gather timed); "
+                               "ipex: one call per batch on a paged cache (variant: page size, layout: page order), "
+                               f"checked against the fp64 reference before timing, OpenMP: {a.ipex_omp}; "
                                "threads share the PUs of the placement (process affinity, not one PU each)")
     doc = {"context": results_json.base_context(ctx), "benchmarks": rows}
     if a.out:
@@ -250,6 +345,19 @@ def main(argv):
                                     a.label or f"peers-{plan['suite']}")
         print(f"run_peers: wrote {path}", file=sys.stderr)
     return 0
+
+
+def _drop_impl(argv):
+    """argv without --impl X (the parent gives each child its own)."""
+    out, skip = [], False
+    for x in argv:
+        if skip:
+            skip = False
+        elif x == "--impl":
+            skip = True
+        elif not x.startswith("--impl="):
+            out.append(x)
+    return out
 
 
 def _drop_sources(cmd):

@@ -4,16 +4,15 @@ Times, interleaved in one run (medians over --reps rounds, each round one
 call of each kind), on a decode-sized call (B = 1, P = --prefix, E = 1, the
 reference shape H_Q 32 / H_KV 8 / D 128, f32, NumPy arrays):
   python  xattn.extend_attention(...) as a user calls it (argument checks,
-          building the C struct, the ctypes call);
-  c       xattn_extend_attention on a struct built once, through ctypes
-          (the C call plus one ctypes dispatch);
+          filling the C struct from the arrays, the call);
+  c       xattn_extend_attention on a struct filled once (the C call plus one
+          dispatch of the binding's C module: _xattn_call.run_prepared);
   noop    one ctypes dispatch of a trivial library function (xattn_isa_count).
 The binding's overhead over the C call is python - c; the C call alone is
 about c - noop. --clock cpu times this thread's CPU time instead of wall time
 (use it on a shared machine: being descheduled does not count). Prints one line per figure and the overhead.
 """
 import argparse
-import ctypes
 import statistics
 import sys
 import time
@@ -45,10 +44,8 @@ def main(argv):
     args = (q, k, v, kc, vc, table, np.zeros(1, np.int64), np.array([P], np.int32), np.ones(1, np.int32))
     kw = dict(out=out, threads=a.threads)
 
-    lib, call, opts = api._build(*args, out, dict(threads=a.threads))
-    api._out_for(call, q, out)
-    prob, optp = ctypes.byref(call.p), ctypes.byref(opts)
-    fn, noop = lib.xattn_extend_attention, lib.xattn_isa_count
+    run, problem = api._prepare(*args, **kw)
+    noop = api._load().xattn_isa_count
 
     def t_python():
         t = clock()
@@ -57,7 +54,7 @@ def main(argv):
 
     def t_c():
         t = clock()
-        fn(prob, optp)
+        run(problem)
         return clock() - t
 
     def t_noop():

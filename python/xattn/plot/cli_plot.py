@@ -69,7 +69,7 @@ def _newest(files):
 
 def _pick_machine(ds, wanted, notes):
     """The machine to draw: --machine (slug or prefix), else the newest file's."""
-    machines = sorted({f.machine for f in ds.files})
+    machines = sorted({f.machine for f in ds.files} or {c.machine for c in ds.tune_caches if c.machine})
     if not machines:
         return None
     if wanted:
@@ -77,8 +77,10 @@ def _pick_machine(ds, wanted, notes):
         if not match:
             return None
         machine = match[0]
-    else:
+    elif ds.files:
         machine = _newest(ds.files).machine
+    else:
+        machine = machines[0]
     others = [m for m in machines if m != machine]
     if others:
         notes.append("results of other machines left out of the figures of one machine (plots never mix "
@@ -117,7 +119,7 @@ def main(argv=None):
             print("xattn plot: %s: no such file or folder" % i, file=sys.stderr)
             return 2
     ds = dataset.Dataset().add_paths(inputs)
-    if not ds.points and not ds.compares and not ds.tune_reports:
+    if not ds.points and not ds.compares and not ds.tune_reports and not ds.tune_caches:
         first = "; %s%s" % (ds.notes[0], " (and %d more)" % (len(ds.notes) - 1) if len(ds.notes) > 1 else "") \
             if ds.notes else ""
         print("xattn plot: no results files or compare outputs in %s%s" % (", ".join(inputs), first), file=sys.stderr)
@@ -135,6 +137,7 @@ def main(argv=None):
     for d in (one, history_ds):
         d.compares = ds.compares
         d.tune_reports = [r for r in ds.tune_reports if not machine or r.get("machine") in (machine, None)]
+        d.tune_caches = [c for c in ds.tune_caches if not machine or c.machine in (machine, None)]
     if commit and not a.all_commits and len(one.files) < len(history_ds.files):
         meta.append("snapshot figures use commit %s only (%d of %d files; --all-commits for all); "
                     "the trend uses every commit" % (commit, len(one.files), len(history_ds.files)))

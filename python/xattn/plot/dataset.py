@@ -8,6 +8,7 @@ and the memory bandwidth are.
 import re
 
 from ..perf import stats
+from . import tune_cache
 from ..results import (ResultsError, classify_file, iter_json_files, load_compare, load_results,
                                load_tune_report, parse_name, row_counters, row_seconds, why_not_results)
 
@@ -66,6 +67,7 @@ class Dataset:
         self.points = []
         self.compares = []
         self.tune_reports = []
+        self.tune_caches = []  # tune_cache.TuneCache: every candidate's times per class
         self.notes = []  # one line per input that was skipped
 
     def add_paths(self, paths):
@@ -86,6 +88,11 @@ class Dataset:
                     self.notes.append("%s: skipped, not a results file, compare output or tuner report (%s)"
                                       % (path, why_not_results(path)))
             except ResultsError as e:
+                self.notes.append("skipped: %s" % e)
+        for path in tune_cache.find_caches(paths):
+            try:
+                self.tune_caches.append(tune_cache.load(path))
+            except (OSError, tune_cache.CacheError) as e:
                 self.notes.append("skipped: %s" % e)
         return self
 

@@ -5,19 +5,20 @@ drawn.
 
 A Figure is gnuplot data blocks + a script body + the table shown under it.
 """
+import json
 import math
+import os
 import re
 
 from ..perf import history, stats, steps
 from ..results import parse_name
 
-from . import dataset
+from . import dataset, tune_cache
 from .gnuplot import quote
 
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
           "#bcbd22", "#17becf"]
-MODE_SUITES = ("causal-prefill", "bidirectional", "prefix-mix", "spec-verify")
-PEER_IMPLS = ("xattn", "blas", "torch", "ort", "reference")
+PEER_IMPLS = ("xattn", "blas", "torch", "ort", "ipex", "reference")
 MAX_HEATMAPS = 8
 MAX_LINES = 10
 MAX_BARS = 24
@@ -112,6 +113,11 @@ def roofline(ds, mem_bw=None, mem_bw_source="--mem-bw"):
     if not peak32 and not peak16:
         return Skip(fid, title, "no compute peak: no impl:peak rows and no xattn_peak_*_gflops in the context")
     bw, bw_src = (mem_bw, mem_bw_source) if mem_bw else dataset.memory_bandwidth(ds)
+    # xattn-bench's own stream roof (measured at its start-up, every thread):
+    # drawn as its own line when the memory roof above came from elsewhere
+    stream = max([v for v in (dataset._float(f.context.get("xattn_stream_roof_gbps")) for f in ds.files) if v] or [0])
+    if not bw and stream:
+        bw, bw_src = stream, "context xattn_stream_roof_gbps"
     cand = [p for p in ds.select(impl=PEER_IMPLS) if p.gflops and p.c.get("flops") and _bytes_of(p)[0]]
     if not cand:
         return Skip(fid, title, "no workload row has a byte count (counter bytes, input_bytes or bytes_per_second), so no "
@@ -168,6 +174,11 @@ def roofline(ds, mem_bw=None, mem_bw_source="--mem-bw"):
                          % (bw, v, bw, v, 1 + i, quote("%s roof" % d)))
         else:
             plots.append("%g with lines lw 2 dt %d lc rgb '#333333' title %s" % (v, 1 + i, quote("%s peak" % d)))
+    if stream and bw_src != "context xattn_stream_roof_gbps":
+        notes.append("stream roof: %.1f GB/s (xattn-bench, context xattn_stream_roof_gbps)" % stream)
+        top = max(v for v, _, _ in roofs)
+        plots.append("(x*%g < %g ? x*%g : 1/0) with lines lw 2 dt 4 lc rgb '#3333aa' title %s"
+                     % (stream, top, stream, quote("stream roof %.1f GB/s" % stream)))
     if gather:
         top = max(v for v, _, _ in roofs)
         plots.append("(x*%g < %g ? x*%g : 1/0) with lines lw 2 dt 3 lc rgb '#aa3333' title %s"
@@ -198,97 +209,205 @@ def roofline(ds, mem_bw=None, mem_bw_source="--mem-bw"):
 _VARIANT = re.compile(r"^(\d+)x(\d+)$")
 
 
-def heatmaps(ds):
-    """One heatmap per workload class (a name without its variant) measured with
-    at least two BMxBN variants in one results file: runs of different files may
-    differ in more than the variant (a tuned header, another commit)."""
-    fid, title = "heatmap", "BLOCK_M x BLOCK_N"
+def _results_grids(ds):
+    """Heatmap grids from results files: a workload class (a name without its
+    variant) measured with at least two BMxBN variants in one results file
+    (runs of different files may differ in more than the variant: a tuned
+    header, another commit). Cells are GFLOP/s."""
     groups = {}
     for p in ds.select(impl="xattn"):
         if p.gflops and _VARIANT.match(p.get("variant")):
             groups.setdefault((p.file.path, p.key_without("variant")), []).append(p)
-    groups = {k: v for k, v in groups.items() if len({p.get("variant") for p in v}) >= 2}
-    if not groups:
-        return [Skip(fid, "BLOCK_M x BLOCK_N heatmaps", "no workload measured with two or more BMxBN variants "
-                                                        "(run xattn-bench --variants ... or the tuner)")]
-    out = []
-    keys = sorted(groups, key=lambda k: (-len(groups[k]), k))
-    for gi, key in enumerate(keys[:MAX_HEATMAPS]):
-        pts = groups[key]
+    grids = []
+    for key, pts in groups.items():
         cells = {}
         for p in pts:  # several files may hold the same cell: median of medians
             bm, bn = map(int, _VARIANT.match(p.get("variant")).groups())
             cells.setdefault((bm, bn), []).append(p.gflops)
+        if len(cells) < 2:
+            continue
         cells = {k: stats.median(v) for k, v in cells.items()}
-        bms = sorted({k[0] for k in cells})
-        bns = sorted({k[1] for k in cells})
-        best = max(cells, key=cells.get)
-        data = [(bns.index(bn), bms.index(bm), g) for (bm, bn), g in sorted(cells.items())]
         f0 = pts[0].f
         wl = "%s %s %s threads:%s" % (f0.get("suite", ""), f0.get("wl", ""), f0.get("dtype", ""), f0.get("threads", ""))
+        best = max(cells, key=cells.get)
+        grids.append({"label": wl, "cells": cells, "unit": "GFLOP/s", "fmt": "%.1f", "source": "results",
+                      "notes": ["class: %s (from %s)" % (key[1], key[0]),
+                                "best: %dx%d at %.1f GFLOP/s; worst/best = %.2f"
+                                % (best[0], best[1], cells[best], min(cells.values()) / cells[best])],
+                      "rows": [[bm, bn, _fmt(g), "best" if (bm, bn) == best else ""] for (bm, bn), g in sorted(cells.items())],
+                      "header": ["BLOCK_M", "BLOCK_N", "GFLOP/s", ""]})
+    return grids
+
+
+def _tune_cache_grids(ds):
+    """Heatmap grids from the tuner's measurement caches: per workload class,
+    every BMxBN variant's fastest candidate (over layouts, schedules, thread
+    counts and placements, each the median of its repetitions), as speed
+    relative to the fastest tile. What a fresh sweep has: its benchmark runs
+    measure only the variant each header chose. Candidates without a tile (the
+    few-rows decode layout) are in the notes, not in the grid."""
+    classes = {}
+    for cache in sorted(ds.tune_caches, key=lambda c: os.path.getmtime(c.path) if os.path.exists(c.path) else 0):
+        for cls in cache.times:
+            classes[cls] = cache  # the newest cache of a class wins
+    grids = []
+    for cls, cache in classes.items():
+        med = tune_cache.class_medians(cache, cls)
+        tiles, untiled = {}, {}
+        for cand, t in med.items():
+            f = tune_cache.candidate_fields(cand)
+            if not f:
+                continue
+            m = _VARIANT.match(f["variant"])
+            if f["layout"] == "decode" or not m:
+                if t < untiled.get(f["layout"], (float("inf"),))[0]:
+                    untiled[f["layout"]] = (t, cand)
+                continue
+            key = tuple(map(int, m.groups()))
+            if t < tiles.get(key, (float("inf"),))[0]:
+                tiles[key] = (t, cand)
+        if len(tiles) < 2:
+            continue
+        fastest = min(t for t, _ in tiles.values())
+        cells = {k: fastest / t for k, (t, _) in tiles.items()}
+        best = max(cells, key=cells.get)
+        overall = min(list(tiles.values()) + list(untiled.values()))
+        notes = ["class %s: %d candidate(s) timed (tuner cache %s)" % (cls, len(med), cache.path),
+                 "cell: the variant's fastest candidate (any layout, schedule, threads, placement), speed relative "
+                 "to the fastest tile %dx%d (%s, %.3g ms)" % (best[0], best[1], tiles[best][1], 1e3 * tiles[best][0])]
+        for layout, (t, cand) in sorted(untiled.items()):
+            notes.append("layout %s has no tile: its fastest candidate %s at %.3g ms, %.2fx the fastest tile"
+                         % (layout, cand, 1e3 * t, tiles[best][0] / t))
+        notes.append("fastest candidate of the class: %s (%.3g ms)" % (overall[1], 1e3 * overall[0]))
+        rows = [[bm, bn, _fmt(cells[(bm, bn)]), _fmt(1e3 * tiles[(bm, bn)][0]), tiles[(bm, bn)][1],
+                 "best" if (bm, bn) == best else ""] for (bm, bn) in sorted(cells)]
+        grids.append({"label": "tuner " + cls.split("#")[0], "cells": cells, "unit": "speed / fastest tile",
+                      "fmt": "%.2f", "source": "tuner", "notes": notes, "rows": rows,
+                      "header": ["BLOCK_M", "BLOCK_N", "speed / fastest", "ms", "candidate", ""]})
+    return grids
+
+
+def heatmaps(ds):
+    """One heatmap per workload class measured with at least two BMxBN
+    variants: from results files (GFLOP/s), and from the tuner's caches
+    (every candidate of a class, relative speed)."""
+    fid, title = "heatmap", "BLOCK_M x BLOCK_N"
+    grids = sorted(_results_grids(ds), key=lambda g: (-len(g["cells"]), g["label"]))
+    grids += sorted(_tune_cache_grids(ds), key=lambda g: (-len(g["cells"]), g["label"]))
+    if not grids:
+        return [Skip(fid, "BLOCK_M x BLOCK_N heatmaps", "no workload measured with two or more BMxBN variants "
+                                                        "(run xattn-bench --variants ... or the tuner, whose cache "
+                                                        "results/<machine>/tune-cache*.jsonl holds every candidate)")]
+    out = []
+    for gi, g in enumerate(grids[:MAX_HEATMAPS]):
+        cells = g["cells"]
+        bms = sorted({k[0] for k in cells})
+        bns = sorted({k[1] for k in cells})
+        data = [(bns.index(bn), bms.index(bm), v) for (bm, bn), v in sorted(cells.items())]
         body = "\n".join([
-            "set title %s" % quote("GFLOP/s by BLOCK_M x BLOCK_N: " + wl),
+            "set title %s" % quote("%s by BLOCK_M x BLOCK_N: %s" % (g["unit"], g["label"])),
             "set xlabel 'BLOCK_N'", "set ylabel 'BLOCK_M'",
             "set xrange [-0.5:%g]" % (len(bns) - 0.5), "set yrange [-0.5:%g]" % (len(bms) - 0.5),
             "set xtics (%s)" % ", ".join("'%d' %d" % (bn, i) for i, bn in enumerate(bns)),
             "set ytics (%s)" % ", ".join("'%d' %d" % (bm, i) for i, bm in enumerate(bms)),
-            "set cblabel 'GFLOP/s'", "set palette defined (0 '#fff5eb', 1 '#fd8d3c', 2 '#7f2704')",
+            "set cblabel %s" % quote(g["unit"]), "set palette defined (0 '#fff5eb', 1 '#fd8d3c', 2 '#7f2704')",
             "set style fill solid 1.0 border lc rgb 'white'", "unset key",
             "plot $cells using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, \\\n"
-            "     $cells using 1:2:(sprintf('%.1f', $3)) with labels font ',11'",
+            "     $cells using 1:2:(sprintf('%s', $3)) with labels font ',11'" % g["fmt"],
         ])
-        rows = [[bm, bn, _fmt(g), "best" if (bm, bn) == best else ""] for (bm, bn), g in sorted(cells.items())]
-        notes = ["class: %s (from %s)" % (key[1], key[0]), "best: %dx%d at %.1f GFLOP/s; worst/best = %.2f"
-                 % (best[0], best[1], cells[best], min(cells.values()) / cells[best])]
-        out.append(Figure("%s-%d" % (fid, gi), "BLOCK_M x BLOCK_N heatmap: " + wl, {"cells": data}, body,
-                          ["BLOCK_M", "BLOCK_N", "GFLOP/s", ""], rows, notes, size=(700, 520)))
-    if len(keys) > MAX_HEATMAPS:
+        out.append(Figure("%s-%d" % (fid, gi), "BLOCK_M x BLOCK_N heatmap: " + g["label"], {"cells": data}, body,
+                          g["header"], g["rows"], g["notes"], size=(700, 520)))
+    if len(grids) > MAX_HEATMAPS:
         out.append(Skip(fid + "-more", "more heatmaps", "%d further workload classes with variant sweeps not drawn "
-                                                        "(only the %d with most variants)" % (len(keys) - MAX_HEATMAPS, MAX_HEATMAPS)))
+                                                        "(only the %d with most variants, results files first)"
+                        % (len(grids) - MAX_HEATMAPS, MAX_HEATMAPS)))
     return out
 
 
 # ---- causal vs bidirectional vs prefix-mix ----------------------------------------
 
+SUITE_MODES = {"causal-prefill": "causal", "bidirectional": "bidirectional", "prefix-mix": "prefix-mix",
+               "spec-verify": "tree"}
+MODE_ORDER = ("causal", "prefix-mix", "bidirectional", "tree", "cross")
+FEW_ROWS = 4  # max E_b of the memory-bound few-rows classes (extend buckets 0 and 1, docs/formats.md §4)
+
+
+def _workload_classes(rf):
+    """{workload: {"mode", "max_prefix", "max_extend"}} from the results context
+    (xattn-bench's xattn_workload_classes), or {} for results without it."""
+    raw = rf.context.get("xattn_workload_classes")
+    try:
+        v = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return {}
+    return v if isinstance(v, dict) else {}
+
+
+def mode_of(p, classes_by_file):
+    """(category, why-left-out): the row's attention mode, with causal rows on
+    cached prefixes as "prefix-mix", from the context's workload classes, else
+    from its suite's name; few-row (memory-bound) rows are left out."""
+    cls = classes_by_file.setdefault(p.file.path, _workload_classes(p.file)).get(p.get("wl"))
+    if isinstance(cls, dict) and isinstance(cls.get("mode"), str):
+        if (cls.get("max_extend") or 0) <= FEW_ROWS:
+            return None, "few-rows"
+        mode = cls["mode"]
+        return ("prefix-mix" if mode == "causal" and (cls.get("max_prefix") or 0) > 0 else mode), None
+    return SUITE_MODES.get(p.get("suite")), None
+
+
 def modes(ds):
-    fid, title = "modes", "Per-FLOP rate by attention mode (causal vs bidirectional vs prefix-mix)"
-    pts = [p for p in ds.select(impl="xattn") if p.gflops and p.get("suite") in MODE_SUITES]
-    if not pts:
-        return Skip(fid, title, "no xattn rows from the suites %s" % ", ".join(MODE_SUITES))
-    th = _max_threads(pts)
-    pts = [p for p in pts if p.threads == th]
+    fid, title = "modes", "Per-FLOP rate by attention mode (causal vs prefix-mix vs bidirectional vs tree)"
+    cats, few, by_file = {}, 0, {}
+    for p in ds.select(impl="xattn"):
+        if not p.gflops:
+            continue
+        mode, why = mode_of(p, by_file)
+        few += why == "few-rows"
+        if mode:
+            cats.setdefault(p, mode)
+    if not cats:
+        return Skip(fid, title, "no xattn rows with a known mode: the results context has no xattn_workload_classes "
+                                "and no rows are from the suites %s" % ", ".join(sorted(SUITE_MODES)))
+    th = _max_threads(cats)
     per_wl = {}
-    for p in pts:
-        per_wl.setdefault((p.get("suite"), p.get("wl"), p.get("dtype")), []).append(p)
+    for p, mode in cats.items():
+        if p.threads == th:
+            per_wl.setdefault((mode, p.get("suite"), p.get("wl"), p.get("dtype")), []).append(p)
     several = any(len(v) > 1 for v in per_wl.values())
     best = {k: _best(v).gflops for k, v in per_wl.items()}
-    suites = [s for s in MODE_SUITES if any(k[0] == s for k in best)]
-    if len(suites) < 2:
-        return Skip(fid, title, "only the suite %s is in the results; nothing to compare it with" % suites[0])
-    dtypes = sorted({k[2] for k in best})
+    present = {k[0] for k in best}
+    order = [m for m in MODE_ORDER if m in present] + sorted(present - set(MODE_ORDER))
+    if len(order) < 2:
+        return Skip(fid, title, "only the mode %s is in the results; nothing to compare it with" % order[0])
+    dtypes = sorted({k[3] for k in best})
     data, rows = [], []
-    for s in suites:
-        line = [s]
+    for m in order:
+        line = [m]
         for d in dtypes:
-            vals = [v for k, v in best.items() if k[0] == s and k[2] == d]
+            vals = [v for k, v in best.items() if k[0] == m and k[3] == d]
             line.append(stats.median(vals) if vals else "-")
             if vals:
-                rows.append([s, d, len(vals), _fmt(min(vals)), _fmt(stats.median(vals)), _fmt(max(vals))])
+                wls = sorted({"%s/%s" % (k[1], k[2]) for k in best if k[0] == m and k[3] == d})
+                rows.append([m, d, len(vals), _fmt(min(vals)), _fmt(stats.median(vals)), _fmt(max(vals)), " ".join(wls)])
         data.append(line)
     plots = ["$modes using %d:xtic(1) title %s lc rgb '%s'" % (i + 2, quote(d), COLORS[i % len(COLORS)])
              for i, d in enumerate(dtypes)]
     body = "\n".join([
         "set style data histogram", "set style histogram clustered gap 1",
         "set style fill solid 0.85 border -1", "set datafile missing '-'", "set grid ytics",
-        "set ylabel 'GFLOP/s (median over the suite''s workloads)'", "set yrange [0:*]",
+        "set ylabel 'GFLOP/s (median over the mode''s workloads)'", "set yrange [0:*]",
         "set key top right",
         "set title %s" % quote("xattn, %d thread(s); FLOPs count visible pairs only (docs/contract.md 5)" % th),
         "plot " + ", ".join(plots)])
-    notes = ["%d thread(s), the largest count in the results" % th]
+    notes = ["%d thread(s), the largest count in the results; prefix-mix = causal rows on cached prefixes" % th]
+    if few:
+        notes.append("%d few-row row(s) (max E <= %d: decode steps, memory-bound) left out: their rate is bytes, "
+                     "not FLOPs; the roofline places them against the stream and gather roofs" % (few, FEW_ROWS))
     if several:
         notes.append("workloads measured with several variants/layouts: the best of them is used")
-    return Figure(fid, title, {"modes": data}, body, ["suite", "dtype", "workloads", "min GFLOP/s", "median", "max"],
-                  rows, notes)
+    return Figure(fid, title, {"modes": data}, body,
+                  ["mode", "dtype", "workloads", "min GFLOP/s", "median", "max", "workloads"], rows, notes)
 
 
 # ---- thread scaling ------------------------------------------------------------------
@@ -598,7 +717,7 @@ def peers(ds):
             groups.setdefault(p.key_without("impl", "variant", "layout", "isa"), {}).setdefault(p.get("impl"), []).append(p)
     groups = {k: g for k, g in groups.items() if len(g) >= 2 and "xattn" in g}
     if not groups:
-        return Skip(fid, title, "no workload measured by xattn and by a peer (impl:torch, impl:ort, impl:blas)")
+        return Skip(fid, title, "no workload measured by xattn and by a peer (impl:torch, impl:ort, impl:ipex, impl:blas)")
     impls = [i for i in PEER_IMPLS if any(i in g for g in groups.values())]
     keys = sorted(groups)
     # the picture shows the largest thread count (the table has every count)
