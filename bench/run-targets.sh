@@ -6,7 +6,9 @@
 #   3. bidirectional and prefix-mix GFLOP/s relative to causal
 #   4. 1 -> N thread scaling (N = all cores)
 #   5. peak RSS of a P=32768, E=512 run vs its input size
-# usage: bench/run-targets.sh [BUILD_DIR] [extra xattn-bench flags...]
+#   6. with PEERS=1: the peers (torch SDPA, IPEX's paged attention; `xattn peers`,
+#      their venvs from scripts/make-venv.sh [--ipex]) on the workloads of 1 and 3
+# usage: [PEERS=1] bench/run-targets.sh [BUILD_DIR] [extra xattn-bench flags...]
 # Two runs of the "targets" suite: all cores with the OpenBLAS baseline, and 1
 # thread without it (for the scaling ratio). Their JSON goes to
 # results/<machine>/<commit>/ like any run (labels targets-all, targets-one;
@@ -46,5 +48,15 @@ echo "== load after sweep: $(uptime)"
   --no-baseline --no-peak --reference-max-gflop 0 --repetitions 1 --results-dir none \
   --benchmark_min_time=0.01 --benchmark_format=json >"$out/rss.json" 2>"$out/rss.txt"
 echo "== load after RSS run: $(uptime)"
+peers=()
+if [ "${PEERS:-0}" = 1 ]; then
+  # exit 77: neither venv (one line said so); a missing IPEX venv only drops the ipex rows
+  if env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$build/bin/xattn" peers --suite targets \
+       --workload causal-e2048,bidir-16x256,mix-spec,chat-p8192-e128 --impl "${PEERS_IMPL:-torch,ipex}" \
+       --threads "$cores" --repetitions 5 --no-peak --results-dir none --out "$out/peers.json" >&2; then
+    peers=("$out/peers.json")
+  fi
+  echo "== load after peers: $(uptime)"
+fi
 PYTHONPATH="$here/../python" /usr/bin/python3 -m xattn targets "$(cat "$out/all.path")" "$(cat "$out/one.path")" \
-  "$out/rss.json" "$out/rss.txt" "$cores"
+  "$out/rss.json" "$out/rss.txt" "$cores" "${peers[@]}"

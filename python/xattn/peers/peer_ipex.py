@@ -32,8 +32,10 @@ class Unsupported(Exception):
 
 
 def versions():
+    c = ipex._C
     return {"torch_ipex": torch.__version__, "intel_extension_for_pytorch": ipex.__version__,
-            "ipex_cpu_capability": torch.backends.cpu.get_cpu_capability()}
+            "ipex_isa_level": c._get_current_isa_level(), "ipex_onednn_isa_level": c._get_current_onednn_isa_level(),
+            "ipex_amx": bool(c.isa_has_amx_support())}
 
 
 def page_order(w):

@@ -1,6 +1,8 @@
 """Prints the run-targets.sh figures from an xattn-bench results file (median
 aggregates) and a /usr/bin/time -v report. usage:
-python3 -m xattn targets ALL_CORES.json ONE_THREAD.json RSS.json RSS_TIME.txt CORES"""
+python3 -m xattn targets ALL_CORES.json ONE_THREAD.json RSS.json RSS_TIME.txt CORES [PEERS.json]
+PEERS.json (`xattn peers` on the targets suite, PEERS=1 bench/run-targets.sh) adds the
+peers' GFLOP/s on the same workloads and xattn's ratio to each (ipex: its best page size)."""
 import json
 import re
 import sys
@@ -8,8 +10,45 @@ import sys
 from ..results import parse_name
 
 
+PEER_WORKLOADS = ("causal-e2048", "bidir-16x256", "mix-spec", "chat-p8192-e128")
+
+
+def peer_medians(path):
+    """{(wl, dtype, impl, threads): (GFLOP/s, variant)}: per peer the best median
+    over its variants (ipex: page sizes); skipped rows listed in the context."""
+    doc = json.load(open(path))
+    best = {}
+    for r in doc["benchmarks"]:
+        if r.get("run_type") != "aggregate" or r.get("aggregate_name") != "median" or r.get("error_occurred"):
+            continue
+        f = parse_name(r["run_name"])
+        key = (f["wl"], f["dtype"], f["impl"], int(f["threads"]))
+        if key not in best or r["gflops"] > best[key][0]:
+            best[key] = (r["gflops"], f["variant"])
+    return best, doc["context"].get("xattn_peers_skipped", []), doc["context"].get("xattn_peers", {})
+
+
+def print_peers(path, get, n):
+    best, skipped, versions = peer_medians(path)
+    impls = sorted({k[2] for k in best})
+    print(f"\n6. peers on the same workloads, {n} threads (GFLOP/s; xattn / peer; {path}):")
+    print("   " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items())))
+    for wl in PEER_WORKLOADS:
+        for dt in ("f32", "bf16"):
+            x = get(wl, dt, "xattn", n, "gflops")
+            cells = []
+            for impl in impls:
+                g, var = best.get((wl, dt, impl, n), (float("nan"), "-"))
+                tag = f" {var}" if var != "-" else ""
+                cells.append(f"{impl}{tag} {g:.1f} (x{x / g:.2f})")
+            print(f"   {wl:16} {dt:4}: xattn {x:.1f} | " + " | ".join(cells))
+    for line in skipped:
+        print(f"   skipped: {line}")
+
+
 def main(argv):
     targets, one, rss_json, rss_txt, cores = argv[0], argv[1], argv[2], argv[3], int(argv[4])
+    peers = argv[5] if len(argv) > 5 else None
     data = json.load(open(targets))
     rows = data["benchmarks"] + (json.load(open(one))["benchmarks"] if one != targets else [])
     med = {}
@@ -66,6 +105,8 @@ def main(argv):
     inp = rows[0]["input_bytes"] if rows else float("nan")
     print(f"\n5. P=32768, E=512, bf16, {n} threads: peak RSS {rss / 2**20:.1f} MiB, input {inp / 2**20:.1f} MiB "
           f"-> RSS / input = {rss / inp:.2f}")
+    if peers:
+        print_peers(peers, get, n)
     return 0
 
 
