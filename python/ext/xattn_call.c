@@ -83,11 +83,15 @@ static const char *dims(char *buf, size_t n, int ndim, const Py_ssize_t *v) {
 }
 
 /* ---- element types ------------------------------------------------------------- */
-typedef enum elem { E_F32, E_U16, E_F16, E_U8, E_F64, E_I32, E_I64, E_OTHER } elem;
-static const char *const elem_names[] = {"float32", "uint16", "float16", "uint8", "float64", "int32", "int64"};
+/* E_BF16, E_E4M3, E_E5M2: torch tensors, which say what their bytes are; a
+ * buffer's uint16 / uint8 are bf16 / fp8 when the dtype options say so. */
+typedef enum elem { E_F32, E_U16, E_F16, E_U8, E_BF16, E_E4M3, E_E5M2, E_F64, E_I32, E_I64, E_OTHER } elem;
+static const char *const elem_names[] = {"float32", "uint16", "float16", "uint8", "bfloat16", "float8_e4m3fn",
+                                         "float8_e5m2", "float64", "int32", "int64"};
+
 
 /* The element type of a buffer; native (little-endian) byte order only. */
-static elem elem_of(const Py_buffer *v) {
+static elem format_elem(const Py_buffer *v) {
   const char *f = v->format ? v->format : "B";
   if (*f == '@' || *f == '=' || *f == '<') f++;
   if (!f[0] || f[1]) return E_OTHER;
@@ -107,9 +111,10 @@ static elem elem_of(const Py_buffer *v) {
 static int holds_dtype(elem e, int dt) {
   switch (dt) {
     case XATTN_F32: return e == E_F32;
-    case XATTN_BF16: return e == E_U16;
+    case XATTN_BF16: return e == E_U16 || e == E_BF16;
     case XATTN_F16: return e == E_F16;
-    case XATTN_E4M3FN: case XATTN_E5M2: return e == E_U8;
+    case XATTN_E4M3FN: return e == E_U8 || e == E_E4M3;
+    case XATTN_E5M2: return e == E_U8 || e == E_E5M2;
     default: return 0;
   }
 }
@@ -118,20 +123,87 @@ static const char *dtype_what(int dt) {
   return dt == XATTN_F32 ? "f32" : dt == XATTN_BF16 ? "bf16" : dt == XATTN_F16 ? "f16" : "an fp8 code";
 }
 
+/* ---- torch tensors ----------------------------------------------------------------
+ * Read through their own accessors (data_ptr(), stride(), shape, dtype, is_cpu:
+ * ~0.05-0.08 us each) once api.py has registered torch (set_torch), which it does
+ * the first time it meets a torch tensor. */
+enum { T_F32, T_F16, T_BF16, T_E4M3, T_E5M2, T_F64, T_I32, T_I64, T_U8, N_TORCH_DTYPES };
+static const elem torch_elems[N_TORCH_DTYPES] = {E_F32, E_F16, E_BF16, E_E4M3, E_E5M2, E_F64, E_I32, E_I64, E_U8};
+static const int torch_sizes[N_TORCH_DTYPES] = {4, 2, 2, 1, 1, 8, 4, 8, 1};
+static PyTypeObject *torch_tensor;
+static PyObject *torch_dtypes[N_TORCH_DTYPES];
+static PyObject *s_data_ptr, *s_stride, *s_shape, *s_dtype, *s_is_cpu; /* interned names */
+
 /* ---- buffers held for the call --------------------------------------------------- */
 #define MAX_VIEWS 20
 typedef struct views {
   Py_buffer v[MAX_VIEWS];
-  int n;
+  elem e[MAX_VIEWS];
+  Py_ssize_t dims[MAX_VIEWS][8]; /* shape and byte strides of a torch tensor */
+  void *owned[MAX_VIEWS];        /* arrays converted here (lengths of another int type) */
+  int n, n_owned;
 } views;
 static void release(views *h) {
-  for (int i = 0; i < h->n; i++) PyBuffer_Release(&h->v[i]);
-  h->n = 0;
+  for (int i = 0; i < h->n; i++) PyBuffer_Release(&h->v[i]); /* a torch slot has obj NULL: nothing */
+  for (int i = 0; i < h->n_owned; i++) free(h->owned[i]);
+  h->n = h->n_owned = 0;
+}
+static elem elem_of(const views *h, const Py_buffer *v) { return h->e[v - h->v]; }
+
+/* A torch CPU tensor of a known dtype and at most 4 dimensions as a Py_buffer
+ * (obj NULL: the caller's reference keeps it alive). Anything else about it:
+ * NEEDS_NORMALIZING (api.py's converting path says what is wrong). */
+static int torch_view(views *h, PyObject *obj, Py_buffer *v) {
+  int r = NEEDS_NORMALIZING;
+  PyObject *cpu = NULL, *dtype = NULL, *shape = NULL, *stride = NULL, *ptr = NULL;
+  if (!(cpu = PyObject_GetAttr(obj, s_is_cpu)) || cpu != Py_True) goto done;
+  if (!(dtype = PyObject_GetAttr(obj, s_dtype))) goto done;
+  int d = 0;
+  while (d < N_TORCH_DTYPES && torch_dtypes[d] != dtype) d++;
+  if (d == N_TORCH_DTYPES) goto done;
+  if (!(shape = PyObject_GetAttr(obj, s_shape)) || !PyTuple_Check(shape)) goto done;
+  if (!(stride = PyObject_CallMethodObjArgs(obj, s_stride, NULL)) || !PyTuple_Check(stride)) goto done;
+  Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+  if (ndim > 4 || PyTuple_GET_SIZE(stride) != ndim) goto done;
+  if (!(ptr = PyObject_CallMethodObjArgs(obj, s_data_ptr, NULL))) goto done;
+  Py_ssize_t *dims = h->dims[h->n], n = 1;
+  for (Py_ssize_t i = 0; i < ndim; i++) {
+    dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+    dims[4 + i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(stride, i)) * torch_sizes[d];
+    n *= dims[i];
+  }
+  void *buf = PyLong_AsVoidPtr(ptr);
+  if (PyErr_Occurred()) goto done;
+  memset(v, 0, sizeof *v);
+  v->buf = buf;
+  v->itemsize = torch_sizes[d];
+  v->len = n * v->itemsize;
+  v->ndim = (int)ndim;
+  v->shape = dims;
+  v->strides = dims + 4;
+  h->e[h->n] = torch_elems[d];
+  r = OK;
+done:
+  PyErr_Clear();
+  Py_XDECREF(cpu);
+  Py_XDECREF(dtype);
+  Py_XDECREF(shape);
+  Py_XDECREF(stride);
+  Py_XDECREF(ptr);
+  return r;
 }
 
 /* A strided view of obj (writable for the output). Not a buffer: NEEDS_NORMALIZING
  * (FAILED with the reason when strict). */
 static int get_view(views *h, PyObject *obj, const char *name, int writable, int strict, Py_buffer **out) {
+  if (torch_tensor && PyObject_TypeCheck(obj, torch_tensor)) {
+    if (torch_view(h, obj, &h->v[h->n]) != OK) {
+      if (!strict) return NEEDS_NORMALIZING;
+      return fail(XATTN_ERR_DTYPE, "%s: a torch tensor the binding cannot read in place", name);
+    }
+    *out = &h->v[h->n++];
+    return OK;
+  }
   if (!PyObject_CheckBuffer(obj)) {
     if (!strict) return NEEDS_NORMALIZING;
     return fail(XATTN_ERR_NULL, "%s: a NumPy array or torch CPU tensor, not %s", name, Py_TYPE(obj)->tp_name);
@@ -147,7 +219,7 @@ static int get_view(views *h, PyObject *obj, const char *name, int writable, int
     PyErr_Clear();
     return fail(XATTN_ERR_DTYPE, "%s: not readable as a strided array of numbers", name);
   }
-  h->n++;
+  h->e[h->n++] = format_elem(v);
   *out = v;
   return OK;
 }
@@ -167,8 +239,8 @@ static int get_tensor(views *h, PyObject *obj, const char *name, int ndim, int w
   if (r != OK) return r;
   Py_buffer *v = t->v;
   char buf[160];
-  t->e = elem_of(v);
-  if (t->e > E_U8)
+  t->e = elem_of(h, v);
+  if (t->e > E_E5M2) /* E_F32 .. E_E5M2: the element types a q/k/v/cache/out tensor may have */
     return fail(XATTN_ERR_DTYPE, "%s: element type %s, want float32, float16, uint16 (bf16 bits) or uint8 (fp8 codes)",
                 name, t->e == E_OTHER ? v->format : elem_names[t->e]);
   if (ndim ? v->ndim != ndim : v->ndim != 3 && v->ndim != 4)
@@ -193,7 +265,7 @@ static int get_tensor(views *h, PyObject *obj, const char *name, int ndim, int w
 static int check_dtype(const tensor *t, const char *name, int dt, int cache) {
   const char *suffix = cache ? " (fp8 caches: cache_dtype=)" : "";
   int differs = !holds_dtype(t->e, dt);
-  if (cache && differs && t->e != E_U8 && dt <= XATTN_F16)
+  if (cache && differs && t->v->itemsize != 1 && dt <= XATTN_F16)
     return fail(XATTN_ERR_DTYPE, "%s: element type differs from q's%s", name, suffix);
   if (t->v->itemsize != dtype_size(dt))
     return fail(XATTN_ERR_DTYPE, "%s: %d-byte elements, want %d (%s)", name, (int)t->v->itemsize, dtype_size(dt),
@@ -206,14 +278,40 @@ static xattn_tensor as_tensor(const tensor *t, int token_dim, int head_dim) {
   return x;
 }
 
+/* int64 lengths where the C API takes int32 (NumPy's and torch's default
+ * integer) or the other way round: a converted copy of the few numbers. */
+static int convert_ints(views *h, const Py_buffer *v, const char *name, elem from, elem to, const void **data) {
+  Py_ssize_t n = v->len / v->itemsize;
+  void *copy = malloc(n ? (size_t)n * (to == E_I32 ? 4 : 8) : 1);
+  if (!copy) return PyErr_NoMemory(), FAILED;
+  h->owned[h->n_owned++] = copy;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    int64_t x = from == E_I32 ? ((const int32_t *)v->buf)[i] : ((const int64_t *)v->buf)[i];
+    if (to == E_I32) {
+      if (x < INT32_MIN || x > INT32_MAX)
+        return fail(XATTN_ERR_SHAPE, "%s[%zd]: %lld does not fit the C API's int32", name, i, (long long)x);
+      ((int32_t *)copy)[i] = (int32_t)x;
+    } else {
+      ((int64_t *)copy)[i] = x;
+    }
+  }
+  *data = copy;
+  return OK;
+}
+
 /* A C-contiguous array of element e (ndim 1 unless any_ndim) and its element count. */
 static int get_array(views *h, PyObject *obj, const char *name, elem e, int any_ndim, int strict, const void **data,
                      Py_ssize_t *n) {
   Py_buffer *v;
   int r = get_view(h, obj, name, 0, strict, &v);
   if (r != OK) return r;
-  int good = elem_of(v) == e && (any_ndim || v->ndim == 1) && PyBuffer_IsContiguous(v, 'C');
-  if (!good) {
+  elem got = elem_of(h, v);
+  int shaped = (any_ndim || v->ndim == 1) && PyBuffer_IsContiguous(v, 'C');
+  if (shaped && got != e && (got == E_I32 || got == E_I64) && (e == E_I32 || e == E_I64)) {
+    *n = v->len / v->itemsize;
+    return convert_ints(h, v, name, got, e, data);
+  }
+  if (got != e || !shaped) {
     if (!strict) return NEEDS_NORMALIZING;
     if (!any_ndim && v->ndim != 1) return fail(XATTN_ERR_SHAPE, "%s: %d dimensions, want 1", name, v->ndim);
     return fail(XATTN_ERR_DTYPE, "%s: want a contiguous %s array", name, elem_names[e]);
@@ -324,13 +422,22 @@ static int fill_caches(views *h, PyObject *const *a, const given *g, int strict,
     if (c < 0) return fail(XATTN_ERR_DTYPE, "cache_dtype: %R, want 'e4m3fn' or 'e5m2'", g->cache_dtype);
     p->cache_dtype = (xattn_dtype)c;
   }
-  int eff = p->cache_dtype == XATTN_DTYPE_SAME ? (int)p->dtype : (int)p->cache_dtype;
   for (int v = 0; v < 2; v++) {
     PyObject *obj = a[A_K_CACHE + v];
     if (obj == Py_None) continue;
     tensor t;
     int r = get_tensor(h, obj, names[v], 0, 0, strict, &t);
     if (r != OK) return r;
+    if (t.e == E_E4M3 || t.e == E_E5M2) { /* torch fp8 tensors say their format */
+      xattn_dtype says = t.e == E_E4M3 ? XATTN_E4M3FN : XATTN_E5M2;
+      if (g->cache_dtype && p->cache_dtype != says)
+        return fail(XATTN_ERR_DTYPE, "%s: %s but cache_dtype=%R", names[v], elem_names[t.e], g->cache_dtype);
+      if (p->cache_dtype != XATTN_DTYPE_SAME && p->cache_dtype != says)
+        return fail(XATTN_ERR_DTYPE, "%s: %s, but k_cache is %s", names[v], elem_names[t.e],
+                    dtype_names[p->cache_dtype]);
+      p->cache_dtype = says;
+    }
+    int eff = p->cache_dtype == XATTN_DTYPE_SAME ? (int)p->dtype : (int)p->cache_dtype;
     if ((r = check_dtype(&t, names[v], eff, 1)) != OK) return r;
     Py_ssize_t heads, dim;
     xattn_tensor x;
@@ -359,7 +466,7 @@ static int fill_table(views *h, PyObject *obj, int strict, xattn_problem *p) {
   Py_buffer *v;
   int r = get_view(h, obj, "req_to_token", 0, strict, &v);
   if (r != OK) return r;
-  elem e = elem_of(v);
+  elem e = elem_of(h, v);
   if (v->ndim != 2)
     return fail(XATTN_ERR_SHAPE, "req_to_token: %d dimensions, want 2 [rows, columns]", v->ndim);
   /* the C API has no row stride: rows must be dense */
@@ -430,7 +537,7 @@ static int fill_arrays(views *h, PyObject *const *a, const given *g, int strict,
   if (g->tree_mask) {
     Py_buffer *v;
     if ((r = get_view(h, g->tree_mask, "tree_mask", 0, strict, &v)) != OK) return r;
-    if (elem_of(v) != E_U8 || !PyBuffer_IsContiguous(v, 'C')) {
+    if (elem_of(h, v) != E_U8 || !PyBuffer_IsContiguous(v, 'C')) {
       if (!strict) return NEEDS_NORMALIZING;
       return fail(XATTN_ERR_DTYPE, "tree_mask: want a contiguous uint8 array");
     }
@@ -511,7 +618,7 @@ static int fill_out(views *h, PyObject *obj, int which, int strict, xattn_proble
     Py_buffer *v;
     int r = get_view(h, obj, "out", 1, 1, &v);
     if (r != OK) return r;
-    if (elem_of(v) != E_F64 || v->ndim != 3 || !PyBuffer_IsContiguous(v, 'C') || v->shape[0] != shape[0] ||
+    if (elem_of(h, v) != E_F64 || v->ndim != 3 || !PyBuffer_IsContiguous(v, 'C') || v->shape[0] != shape[0] ||
         v->shape[1] != shape[1] || v->shape[2] != shape[2])
       return fail(XATTN_ERR_SHAPE, "reference: out must be a C-contiguous float64 array %s",
                   dims(want, sizeof want, 3, shape));
@@ -539,8 +646,8 @@ static int fill_problem(views *h, PyObject *const *a, const given *g, int strict
   }
   tensor q;
   if ((r = get_tensor(h, a[A_Q], "q", 3, 0, strict, &q)) != OK) return r;
-  int qdt = q.e == E_F32 ? XATTN_F32 : q.e == E_F16 ? XATTN_F16 : q.e == E_U16 ? XATTN_BF16 : -1;
-  if (q.e == E_U8)
+  int qdt = q.e == E_F32 ? XATTN_F32 : q.e == E_F16 ? XATTN_F16 : q.e == E_U16 || q.e == E_BF16 ? XATTN_BF16 : -1;
+  if (q.e == E_U8 || q.e == E_E4M3 || q.e == E_E5M2)
     return fail(XATTN_ERR_DTYPE, "q: element type is an fp8 format; q, k_ext, v_ext and out are f32, bf16 or f16");
   if (q.e == E_U16 && want < 0) return fail(XATTN_ERR_DTYPE, "q: uint16 data needs dtype='bf16' (NumPy has no bf16)");
   if (want >= 0 && qdt != want) return fail(XATTN_ERR_DTYPE, "q: element type does not match dtype=%R", g->dtype);
@@ -594,7 +701,7 @@ static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
   given g;
   if (read_options(args[N_ARGS + 1], &g) != OK) return NULL;
   views h;
-  h.n = 0;
+  h.n = h.n_owned = 0;
   xattn_problem p;
   xattn_options o;
   double *ref = NULL;
@@ -689,7 +796,21 @@ static PyObject *bind(PyObject *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/* set_torch(torch.Tensor, float32, float16, bfloat16, float8_e4m3fn, float8_e5m2,
+ *           float64, int32, int64, uint8): from api.py, once torch is in use. */
+static PyObject *set_torch(PyObject *self, PyObject *args) {
+  (void)self;
+  PyObject *type, *d[N_TORCH_DTYPES];
+  if (!PyArg_ParseTuple(args, "O!OOOOOOOOO", &PyType_Type, &type, &d[0], &d[1], &d[2], &d[3], &d[4], &d[5], &d[6],
+                        &d[7], &d[8]))
+    return NULL;
+  for (int i = 0; i < N_TORCH_DTYPES; i++) Py_XSETREF(torch_dtypes[i], Py_NewRef(d[i]));
+  Py_XSETREF(torch_tensor, (PyTypeObject *)Py_NewRef(type));
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"set_torch", set_torch, METH_VARARGS, "read torch tensors in place from now on (api.py)"},
     {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL, "the call path of xattn.extend_attention (api.py)"},
     {"run_prepared", run_prepared, METH_O, "the C call alone on a problem prepared by call(3, ...)"},
     {"bind", bind, METH_VARARGS, "the library's function addresses (api.py, once)"},
@@ -699,4 +820,10 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_xattn_call", "xattn's call path (python/ext/xattn_call.c)",
                                     -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__xattn_call(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__xattn_call(void) {
+  if (!(s_data_ptr = PyUnicode_InternFromString("data_ptr")) || !(s_stride = PyUnicode_InternFromString("stride")) ||
+      !(s_shape = PyUnicode_InternFromString("shape")) || !(s_dtype = PyUnicode_InternFromString("dtype")) ||
+      !(s_is_cpu = PyUnicode_InternFromString("is_cpu")))
+    return NULL;
+  return PyModule_Create(&module);
+}

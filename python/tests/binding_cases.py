@@ -136,4 +136,50 @@ def torch_fp8_cache_and_sglang_adapter(torch):
     check(o.numpy(), b.oracle(), "f32")
 
 
-TORCH_CHECKS = [torch_tensors_without_copies, torch_fp8_cache_and_sglang_adapter]
+def torch_tensors_read_by_the_call_module(torch):
+    """Once torch is in use, the C call module reads torch tensors itself: the
+    converting path (api._normalized) is not taken, for f32, bf16 and fp8
+    caches, int32 or int64 lengths; the answer is the NumPy call's."""
+    from xattn import api
+    b = Batch(seed=15, dtype="f32", fp8="e5m2", page=4, layout="head_major")
+    want = xattn.extend_attention(*b.args(), **b.kwargs())
+    xattn.extend_attention(*[torch.from_numpy(np.asarray(a)) for a in b.args()], **b.kwargs())  # registers torch
+    kw = b.kwargs()
+    kw.pop("cache_dtype")  # the fp8 torch tensors say it
+    kw["encoder_lens"] = torch.tensor(b.encoder) if b.encoder else None
+    args = [torch.from_numpy(b.q), torch.from_numpy(b.k), torch.from_numpy(b.v),
+            torch.from_numpy(b.kc).view(torch.float8_e5m2), torch.from_numpy(b.vc).view(torch.float8_e5m2),
+            torch.from_numpy(b.table), torch.from_numpy(b.req_index), torch.tensor(b.prefix),  # int64 lengths
+            torch.tensor(b.extend, dtype=torch.int32)]
+    kw["k_scales"], kw["v_scales"] = torch.from_numpy(b.k_scales), torch.from_numpy(b.k_scales)
+    normalized = api._normalized
+
+    def refuse(*a, **k):
+        raise AssertionError("the converting path was taken")
+    api._normalized = refuse
+    try:
+        out = torch.zeros((sum(b.extend), b.hq, b.dv))
+        assert xattn.extend_attention(*args, out=out, **kw) is out
+        assert np.array_equal(out.numpy(), want)
+        try:  # (no pytest in the peers' venv, where check_binding_torch.py runs this)
+            xattn.extend_attention(*args, out=out, **{**kw, "cache_dtype": "e4m3fn"})
+            raise AssertionError("an e5m2 tensor with cache_dtype='e4m3fn' was accepted")
+        except xattn.XattnError as e:
+            assert str(e) == "k_cache: float8_e5m2 but cache_dtype='e4m3fn'", str(e)
+    finally:
+        api._normalized = normalized
+
+
+def torch_overhead_benchmark_runs(torch):
+    """`python3 -m xattn binding-overhead --tensors torch` runs (its figures are benchmarked, not tested)."""
+    import contextlib
+    import io
+    from xattn.perf import binding_overhead
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        assert binding_overhead.main(["--tensors", "torch", "--prefix", "8", "--reps", "5"]) == 0
+    assert "f32 torch" in text.getvalue(), text.getvalue()
+
+
+TORCH_CHECKS = [torch_tensors_without_copies, torch_fp8_cache_and_sglang_adapter,
+                torch_tensors_read_by_the_call_module, torch_overhead_benchmark_runs]

@@ -110,6 +110,24 @@ def test_converted_arguments_give_the_same_bits():
         assert np.array_equal(got, want), which
 
 
+def test_int64_lengths_are_converted_in_the_call_module(monkeypatch):
+    """NumPy's default integer for lengths (int64; the C API takes int32) and an
+    int32 req_index (it takes int64) are converted in C, not by the slower
+    converting path; a length that does not fit int32 is refused by name."""
+    from xattn import api
+    b = Batch(seed=25)
+    want = xattn.extend_attention(*b.args(), **b.kwargs())
+    args = list(b.args())
+    args[6] = np.asarray(b.req_index, np.int32)
+    args[7], args[8] = np.asarray(b.prefix, np.int64), np.asarray(b.extend, np.int64)
+    kw = dict(b.kwargs(), dtype="f32")
+    monkeypatch.setattr(api, "_normalized", lambda *a: pytest.fail("the converting path was taken"))
+    assert np.array_equal(xattn.extend_attention(*args, **kw), want)
+    args[7] = np.array([2 ** 40, 0, 0], np.int64)
+    with pytest.raises(xattn.XattnError, match=r"prefix_lens\[0\]: 1099511627776 does not fit the C API's int32"):
+        xattn.extend_attention(*args, **kw)
+
+
 def test_refusals_of_the_call_module_name_the_field():
     b = Batch(seed=22)
     args = list(b.args())

@@ -16,7 +16,8 @@ numbers; int32 lengths, int64 req_index and a C-contiguous int32/int64 table
 are used in place).
 
 The call path is the C module _xattn_call (python/ext/xattn_call.c): it fills
-the library's xattn_problem from the arrays' buffers (the struct comes from
+the library's xattn_problem from the arrays' buffers, or from torch tensors'
+data_ptr()/stride() once torch is in use (the struct comes from
 xattn.h itself; Python holds no copy of its layout) and calls the library
 with the GIL released, so two Python threads run two calls at once. The
 library itself is loaded here with ctypes and its functions handed to that
@@ -119,12 +120,27 @@ def _is_torch(x):
     return hasattr(x, "data_ptr") and hasattr(x, "stride") and hasattr(x, "device")
 
 
+_torch_known = False
+
+
+def _read_torch_in_place():
+    """From now on the call module reads torch tensors itself (data_ptr, stride,
+    shape, dtype), without this converting path: torch is in use."""
+    global _torch_known
+    if not _torch_known:
+        import torch
+        _call.__self__.set_torch(torch.Tensor, *(getattr(torch, n, None) for n in (
+            "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float64", "int32", "int64", "uint8")))
+        _torch_known = True
+
+
 def _tensor(name, t):
     """A NumPy view of a tensor argument (no copy) and the library dtype its
     element type implies (bf16, e4m3fn, e5m2: types NumPy lacks) or None."""
     if t is None or type(t) is np.ndarray:
         return t, None
     if _is_torch(t):
+        _read_torch_in_place()
         if t.device.type != "cpu":
             raise XattnError(f"{name}: on {t.device}, want a CPU tensor", "null")
         kind = str(t.dtype).replace("torch.", "")

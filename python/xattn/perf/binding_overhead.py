@@ -10,7 +10,9 @@ reference shape H_Q 32 / H_KV 8 / D 128, f32, NumPy arrays):
   noop    one ctypes dispatch of a trivial library function (xattn_isa_count).
 The binding's overhead over the C call is python - c; the C call alone is
 about c - noop. --clock cpu times this thread's CPU time instead of wall time
-(use it on a shared machine: being descheduled does not count). Prints one line per figure and the overhead.
+(use it on a shared machine: being descheduled does not count). --tensors torch
+passes the same arrays as torch CPU tensors (torch.from_numpy: same memory) to
+the python figure. Prints one line per figure and the overhead.
 """
 import argparse
 import statistics
@@ -26,6 +28,8 @@ def main(argv):
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="cpu: this thread's CPU time (time.thread_time_ns), which a loaded machine's "
                          "preemptions do not inflate; with --threads 1 the kernel runs on this thread")
+    ap.add_argument("--tensors", choices=["numpy", "torch"], default="numpy",
+                    help="what the python figure passes (torch: the peers' venv, scripts/make-venv.sh)")
     a = ap.parse_args(argv)
     clock = time.perf_counter_ns if a.clock == "wall" else time.thread_time_ns
     import numpy as np
@@ -43,13 +47,18 @@ def main(argv):
     out = np.zeros((1, hq, d), np.float32)
     args = (q, k, v, kc, vc, table, np.zeros(1, np.int64), np.array([P], np.int32), np.ones(1, np.int32))
     kw = dict(out=out, threads=a.threads)
+    call_args, call_kw = args, kw
+    if a.tensors == "torch":
+        import torch
+        call_args = tuple(torch.from_numpy(x) for x in args)
+        call_kw = dict(kw, out=torch.from_numpy(out))
 
     run, problem = api._prepare(*args, **kw)
     noop = api._load().xattn_isa_count
 
     def t_python():
         t = clock()
-        api.extend_attention(*args, **kw)
+        api.extend_attention(*call_args, **call_kw)
         return clock() - t
 
     def t_c():
@@ -74,7 +83,7 @@ def main(argv):
     for k in ("python", "c", "noop"):
         print(f"{k:7s} median {med[k]:9.2f} us over {a.reps} calls")
     print(f"binding overhead over the C call: {med['python'] - med['c']:.2f} us "
-          f"(decode B=1 P={P} E=1, H_Q {hq} H_KV {hkv} D {d}, f32, {a.threads} thread(s), {a.clock} clock)")
+          f"(decode B=1 P={P} E=1, H_Q {hq} H_KV {hkv} D {d}, f32 {a.tensors}, {a.threads} thread(s), {a.clock} clock)")
     return 0
 
 
