@@ -51,6 +51,14 @@ start() {
   pgids+=("$pgid")
 }
 header_of() { ls "$out"/*_xattn_config_tuned.h 2>/dev/null | head -1; }
+# after run $2 ended with status $3: header $1 renamed *.unfinished, no temp file, no marker
+cleaned_up() {
+  check [ "$2" -eq "$3" ]
+  check [ ! -e "$1" ]
+  check [ -f "$1.unfinished" ]
+  check [ -z "$(ls "$out" | grep '\.tmp')" ]
+  check [ -z "$(ls -A "$out" | grep '^\.release-running-')" ]
+}
 
 # 1. TERM to the process group: the trap cleans up
 start 1
@@ -59,11 +67,7 @@ check [ -n "$hdr1" ]
 check [ -e "$out/.release-running-$(basename "$hdr1" _xattn_config_tuned.h)-$pid" ]
 kill -TERM -- -"$pgid"
 wait "$pid"; rc=$?
-check [ "$rc" -eq 143 ]
-check [ ! -e "$hdr1" ]
-check [ -f "$hdr1.unfinished" ]
-check [ -z "$(ls "$out" | grep '\.tmp')" ]
-check [ -z "$(ls -A "$out" | grep '^\.release-running-')" ]
+cleaned_up "$hdr1" "$rc" 143
 check grep -q "stopped (exit 143): header renamed to $hdr1.unfinished" "$tmp/err1"
 
 # 2. KILL: nothing runs, everything stays for the next run
@@ -83,11 +87,7 @@ sleep 1.1
 dead=$pid
 PATH="$tmp/path:$PATH" FAKE_TUNE_FAIL=1 "$src/tune/release.sh" --tune-build "$tmp/tb" --release-build "$tmp/rb" \
     --results "$tmp/results" 2>"$tmp/err3"; rc=$?
-check [ "$rc" -eq 1 ]
-check [ ! -e "$hdr2" ]
-check [ -f "$hdr2.unfinished" ]
-check [ -z "$(ls "$out" | grep '\.tmp')" ]
-check [ -z "$(ls -A "$out" | grep '^\.release-running-')" ]
+cleaned_up "$hdr2" "$rc" 1
 check grep -q "run $stamp2 (pid $dead) was killed before it finished: header renamed" "$tmp/err3"
 check [ -f "$hdr1.unfinished" ] # run 1's evidence untouched
 [ $fail -eq 0 ] && echo "release killed mid-run: ok" || cat "$tmp"/err* >&2
