@@ -3,8 +3,12 @@
 # needed, tune the kernels on the default suite, build with the tuned header,
 # check the header is in use, benchmark tuned against default in one run,
 # run the peers if their venv exists, and draw the plots + HTML report.
-# Small enough for a laptop: 9.5 minutes measured on 2 cores (--budget 4m; most of it
-# is the two xattn-bench runs and the peers, tuning itself stopped after 72 s).
+# Small enough for a laptop: on 2 cores (Sapphire Rapids class VM, load ~2) the
+# release flow took 116 s with --budget 3m (the tuner finished its 14 classes in
+# 101 s, decode steps included), each of the two xattn-bench runs of the default
+# suite (70 rows at 1 and 2 threads, 16 of them decode steps) 268 s, the report
+# 20 s: about 11 minutes with the builds done, plus about 3 minutes of builds
+# on a fresh checkout, plus the peers when their venv exists.
 #   scripts/sweep.sh [--suite NAME]... [--budget 6m] [--with-peers]
 # Everything it measures lands under results/<machine>/<commit>/; the report
 # under plots/out/<stamp>/index.html. A killed run resumes its tuning (the

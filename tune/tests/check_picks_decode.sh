@@ -12,16 +12,23 @@ TUNE="$1"
 SUITE="$2"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+# exhaustive: every candidate 3 times (90 candidates of a few ms), so one noisy
+# repetition cannot drop the decode candidates the way a 1-rep halving round can
 if ! "$TUNE" run --suite "$SUITE" --header "$T/h.h" --report "$T/r.md" --cache "$T/c.jsonl" \
-    --reps 3 --final-reps 5 --budget 60s --quiet >"$T/out" 2>&1; then
+    --strategy exhaustive --reps 3 --final-reps 7 --budget 60s --quiet >"$T/out" 2>&1; then
   echo "FAIL: xattn-tune run failed:" >&2; cat "$T/out" >&2; exit 1
 fi
 fail=0
 # the report's table row of the class: | `class` | workloads | candidates | considered | rejected | default | best | ...
+# columns: | class | workloads | candidates | considered | rejected | default | best | ... | decision |;
+# the fastest measured is the best candidate, or the defaults when they beat the finalists
 row=$(grep -E '^\| `[^`]*/f32/d128/dv128/causal/e0/' "$T/r.md" | head -1)
 best=$(awk -F'|' '{gsub(/ /, "", $8); print $8}' <<<"$row")
+if grep -q "the defaults beat" <<<"$row"; then
+  best=$(awk -F'|' '{gsub(/ /, "", $7); print $7}' <<<"$row")
+fi
 if [[ "$best" != */decode/* ]]; then
-  echo "FAIL: the tuner's best candidate for the E = 1 class is '$best', not a decode one (report row: $row)" >&2
+  echo "FAIL: the fastest config the tuner measured for the E = 1 class is '$best', not a decode one (report row: $row)" >&2
   fail=1
 fi
 # the header: the first row matching (isa, f32, 128, 128, causal, extend bucket 0, prefix bucket 2)

@@ -67,6 +67,24 @@ static inline vf v_tanh(vf x) {
   return _mm256_or_ps(t, _mm256_and_ps(x, sign));
 }
 
+static inline float V_HMAX(__m256 v) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+/* 8 elements of storage type dt at src (unaligned) widened to f32, as
+ * simd_avx512.h's v_load_widen (e4m3fn as value / 256, NaN codes not set apart). */
+static inline vf v_load_widen(const void *src, xattn_dtype dt) {
+  if (dt == XATTN_F32) return _mm256_loadu_ps((const float *)src);
+  if (dt == XATTN_BF16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)src)), 16));
+  if (dt == XATTN_F16) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)src));
+  const __m128i b = _mm_slli_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)src)), 8);
+  if (dt == XATTN_E5M2) return _mm256_cvtph_ps(b);
+  return _mm256_cvtph_ps(_mm_and_si128(_mm_srai_epi16(b, 1), _mm_set1_epi16((short)0xbfff)));
+}
+
 static inline __m256i tail_mask8(int n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }

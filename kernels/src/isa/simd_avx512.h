@@ -54,6 +54,45 @@ static inline vf v_tanh(vf x) {
       _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))));
 }
 
+/* Largest lane (callers keep NaN out: V_MAX(x, m) drops a NaN x). */
+#define V_HMAX(v) _mm512_reduce_max_ps(v)
+
+/* 16 elements of storage type dt at src (unaligned) widened to f32: f32,
+ * bf16, f16 and e5m2 exactly (bf16 and e5m2 are the high bits of an f32 / an
+ * f16); e4m3fn as value / 256 (sign to bit 15, exponent and mantissa to bits
+ * 7..13: the f16 of value / 256, normals and subnormals alike) and its NaN
+ * codes (x111 1111) NOT set apart: callers fold the 256 into their scale and
+ * route rows holding those codes elsewhere (decode.inc). fp8 unscaled. */
+static inline vf v_load_widen(const void *src, xattn_dtype dt) {
+  if (dt == XATTN_F32) return _mm512_loadu_ps(src);
+  if (dt == XATTN_BF16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)src)), 16));
+  if (dt == XATTN_F16) return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)src));
+  const __m256i b = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)src)), 8);
+  if (dt == XATTN_E5M2) return _mm512_cvtph_ps(b);
+  return _mm512_cvtph_ps(_mm256_and_si256(_mm256_srai_epi16(b, 1), _mm256_set1_epi16((short)0xbfff)));
+}
+
+/* The lane sums of 16 vectors in one: lane 4r + k holds the sum of the lanes
+ * of a[4k + r] (so with a[4 * key + row], lanes are row-major: row r's 4 keys
+ * at 4r..4r+3). A tree of 128-bit, 64-bit and 32-bit halvings: 45 shuffles and
+ * adds where 16 horizontal sums take ~130. */
+#define V_HAVE_SUM16 1
+static inline vf v_sum16(const vf a[16]) {
+  vf b[8], c[4], d[2];
+  for (int i = 0; i < 8; i++) /* 128-bit lanes 0,1: a[2i]; 2,3: a[2i+1] */
+    b[i] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * i], a[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_f32x4(a[2 * i], a[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  for (int m = 0; m < 4; m++) /* 128-bit lane L: a[4m + L] */
+    c[m] = _mm512_add_ps(_mm512_shuffle_f32x4(b[2 * m], b[2 * m + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_f32x4(b[2 * m], b[2 * m + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+  for (int i = 0; i < 2; i++) { /* per 128-bit lane: 2 floats of c[2i], 2 of c[2i+1] */
+    const __m512d x = _mm512_castps_pd(c[2 * i]), y = _mm512_castps_pd(c[2 * i + 1]);
+    d[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)), _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
+  }
+  return _mm512_add_ps(_mm512_shuffle_ps(d[0], d[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                       _mm512_shuffle_ps(d[0], d[1], _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
 static inline __mmask16 tail_mask(int n) {
   return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1u);
 }

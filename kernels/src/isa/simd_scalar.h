@@ -7,6 +7,7 @@
 #include "isa/exp2_poly.h"
 #include <math.h>
 #include <string.h>
+#include "internal/fp8.h"
 #define VL 4
 typedef float vf __attribute__((vector_size(16), aligned(16)));
 typedef int vmask __attribute__((vector_size(16), aligned(16)));
@@ -63,6 +64,7 @@ static inline vf v_tanh(vf x) { return (vf){tanhf(x[0]), tanhf(x[1]), tanhf(x[2]
 #else
 #include <math.h>
 #include <string.h>
+#include "internal/fp8.h"
 #define VL 1
 typedef float vf;
 typedef int vmask;
@@ -87,6 +89,36 @@ typedef int vmask;
 static inline vf v_tanh(vf x) { return tanhf(x); }
 
 #endif
+
+/* Largest lane (callers keep NaN out). */
+static inline float V_HMAX(vf x) {
+#if VL == 1
+  return x;
+#else
+  float m = x[0];
+  for (int i = 1; i < VL; i++) m = x[i] > m ? x[i] : m;
+  return m;
+#endif
+}
+
+/* VL elements of storage type dt at src widened to f32, as simd_avx512.h's
+ * v_load_widen (fp8 through the exact tables of internal/fp8.h, unscaled;
+ * e4m3fn as value / 256). */
+static inline vf v_load_widen(const void *src, xattn_dtype dt) {
+  float t[VL];
+  for (int i = 0; i < VL; i++) {
+    if (dt == XATTN_F32) memcpy(&t[i], (const float *)src + i, sizeof(float));
+    else if (dt == XATTN_BF16 || dt == XATTN_F16) {
+      uint16_t h;
+      memcpy(&h, (const uint16_t *)src + i, sizeof h);
+      t[i] = dt == XATTN_BF16 ? xattn_bf16_to_f32(h) : xattn_f16_to_f32(h);
+    } else {
+      const uint8_t c = ((const uint8_t *)src)[i];
+      t[i] = dt == XATTN_E5M2 ? xattn_fp8_tables[1][c] : xattn_fp8_tables[0][c] * (1.0f / 256.0f);
+    }
+  }
+  return V_LOAD(t);
+}
 
 /* Row conversions between storage dtypes and f32. */
 static inline void cvt_to_f32(float *dst, const void *src, int n, xattn_dtype dt, float mul) {
