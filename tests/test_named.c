@@ -916,6 +916,146 @@ static void fp8_codes_through_kernels(void) {
       }
 }
 
+/* ---- fp8_codes_through_full_tiles -------------------------------------------
+ * Every code of both formats through the decode layout's full-tile path (rows
+ * read straight from the cache and widened in registers, scales folded into
+ * scores and weights) on every ISA: D = 256 dims, one per code; each request
+ * sees 32 cache keys (cross mode: two whole tiles of 16), H_Q 4 or 3 per KV
+ * head (blocks of 4, 2 and 1 rows); per-tensor and per-token-per-head scales.
+ *  V test: key 0's V row holds code c at dim c, the other 31 rows and K are 0:
+ *          o[c] = decode(c) * v_scale / 32 exactly (Inf / NaN where e5m2's are).
+ *          e4m3fn's NaN codes sit in a second request's rows: NaN in their dims,
+ *          the others exact (that tile is screened off the bit-move path).
+ *  K test: key 0's K row holds code c at dim c (finite codes: 0 x Inf would
+ *          reach every query), its V row ones, the rest 0;
+ *          request b's query is a power of two at dim c_b only, so the score
+ *          is +-[1, 2) (0 for zeros): a wrong sign, subnormal or exponent moves
+ *          it by >= 1/8, against the fp64 reference. e4m3fn NaN codes: NaN rows. */
+static void fp8_codes_through_full_tiles(void) {
+  const xattn_dtype fmts[2] = {XATTN_E4M3FN, XATTN_E5M2};
+  enum { D = 256, N = 32 }; /* dims (one per code), keys per request */
+  for (int f = 0; f < 2; ++f)
+    for (int dti = 0; dti < 2; ++dti)
+      for (int ktest = 0; ktest < 2; ++ktest)
+        for (int hq = 3; hq <= 4; ++hq)
+          for (int per_token = 0; per_token < 2; ++per_token) {
+            const xattn_dtype fmt = fmts[f], dt = dti ? XATTN_BF16 : XATTN_F32;
+            const int e4 = fmt == XATTN_E4M3FN;
+            /* the requests: V test 1 (+1 with e4m3fn's NaN codes); K test one per code */
+            uint8_t codes[256];
+            int B = 0;
+            if (ktest)
+              for (int c = 0; c < 256; ++c)
+                if (!isinf(xattn_fp8_to_f32((uint8_t)c, fmt)) && !(isnan(xattn_fp8_to_f32((uint8_t)c, fmt)) && !e4))
+                  codes[B++] = (uint8_t)c;
+            if (!ktest) B = e4 ? 2 : 1;
+            const size_t es = xattn_dtype_size(dt);
+            const int slots = 2 * N; /* slots 0..31: the finite codes; 32..63: e4m3fn's NaN codes */
+            int32_t *zeros = calloc((size_t)B, sizeof(int32_t)), *enc = malloc(sizeof(int32_t) * (size_t)B);
+            int32_t *ones = malloc(sizeof(int32_t) * (size_t)B), *table = malloc(sizeof(int32_t) * (size_t)B * N);
+            int64_t *ridx = malloc(sizeof(int64_t) * (size_t)B);
+            uint8_t *kc = calloc((size_t)slots * D, 1), *vc = calloc((size_t)slots * D, 1);
+            float *ks = malloc(sizeof(float) * slots), *vs = malloc(sizeof(float) * slots);
+            char *q = calloc((size_t)B * hq * D, es), *o = calloc((size_t)B * hq * D, es);
+            double *ref = malloc(sizeof(double) * (size_t)B * hq * D);
+            if (!zeros || !enc || !ones || !table || !ridx || !kc || !vc || !ks || !vs || !q || !o || !ref) exit(1);
+            const float kscale = 0.25f, vscale = 0.5f;
+            for (int t = 0; t < slots; ++t) { /* powers of two: products stay exact */
+              ks[t] = per_token ? ldexpf(1.0f, t % 3 - 1) : 1.0f;
+              vs[t] = per_token ? ldexpf(1.0f, 1 - t % 3) : 1.0f;
+            }
+            for (int c = 0; c < 256; ++c) { /* slot 0: the finite codes (and e5m2's Inf / NaN in V); slot 32: all */
+              const int finite = isfinite(xattn_fp8_to_f32((uint8_t)c, fmt));
+              uint8_t *row0 = ktest ? kc : vc, *row32 = (ktest ? kc : vc) + (size_t)N * D;
+              row0[c] = finite || (!ktest && !e4) ? (uint8_t)c : 0; /* a K row's Inf / NaN meets every query */
+              row32[c] = (uint8_t)c;
+            }
+            const uint8_t one = xattn_f32_to_fp8(1.0f, fmt);
+            if (ktest) memset(vc, one, D), memset(vc + (size_t)N * D, one, D);
+            for (int b = 0; b < B; ++b) {
+              const int nan_req = ktest ? e4 && (codes[b] & 0x7f) == 0x7f : b == 1;
+              enc[b] = N;
+              ones[b] = 1;
+              ridx[b] = b;
+              for (int j = 0; j < N; ++j) table[b * N + j] = (nan_req ? N : 0) + j;
+              if (!ktest) continue;
+              const float v = xattn_fp8_to_f32(codes[b], fmt) * kscale * ks[nan_req ? N : 0];
+              const float qv = nan_req || v == 0.0f ? 1.0f : ldexpf(1.0f, -ilogbf(v)); /* |score| in [1, 2) */
+              for (int h = 0; h < hq; ++h) {
+                const size_t at = ((size_t)b * hq + h) * D + codes[b];
+                if (dt == XATTN_F32) ((float *)q)[at] = qv;
+                else ((uint16_t *)q)[at] = xattn_f32_to_bf16(qv);
+              }
+            }
+            xattn_problem p;
+            xattn_problem_init(&p);
+            p.batch = B;
+            p.prefix_lens = zeros;
+            p.extend_lens = ones;
+            p.encoder_lens = enc;
+            p.total_tokens = B;
+            p.heads_q = hq;
+            p.heads_kv = 1;
+            p.head_dim = p.head_dim_v = D;
+            p.dtype = dt;
+            p.scale = 1.0f;
+            p.mode = XATTN_MODE_CROSS;
+            p.q = (xattn_tensor){q, (int64_t)hq * D, D};
+            p.k_cache = (xattn_tensor){kc, D, D};
+            p.v_cache = (xattn_tensor){vc, D, D};
+            p.cache_slots = slots;
+            p.cache_dtype = fmt;
+            p.k_scale = kscale;
+            p.v_scale = vscale;
+            p.k_scales = per_token ? ks : NULL;
+            p.v_scales = per_token ? vs : NULL;
+            p.o = (xattn_tensor){o, (int64_t)hq * D, D};
+            p.req_to_token = table;
+            p.max_reqs = B;
+            p.max_ctx = N;
+            p.req_index = ridx;
+            CHECK(xattn_reference(&p, ref) == XATTN_OK, "reference: %s", xattn_last_error());
+            int bad_runs = 0, decode_runs = 0;
+            for (int i = 0; i < g_nlayouts; ++i) {
+              if (strcmp(g_layouts[i].layout, "decode")) continue;
+              xattn_options opt;
+              tp_exec_options(&g_layouts[i], &opt);
+              memset(o, 0x7f, (size_t)B * hq * D * es);
+              const xattn_status st = xattn_extend_attention(&p, &opt);
+              n_runs++, decode_runs++;
+              int wrong = st != XATTN_OK;
+              for (int r = 0; !wrong && r < B * hq; ++r)
+                for (int d = 0; d < D; ++d) {
+                  const size_t at = (size_t)r * D + d;
+                  const double got = dt == XATTN_F32 ? ((float *)o)[at] : xattn_bf16_to_f32(((uint16_t *)o)[at]);
+                  double want = ref[at];
+                  if (!ktest) { /* exact: decode(c) * v_scale * its token's scale / 32, in the output dtype */
+                    const int t = r / hq == 1 ? N : 0;
+                    const float x = xattn_fp8_to_f32(((const uint8_t *)vc)[(size_t)t * D + d], fmt) * vscale * vs[t] / N;
+                    want = dt == XATTN_F32 ? x : xattn_bf16_to_f32(xattn_f32_to_bf16(x));
+                  }
+                  const double tol = ktest ? (dt == XATTN_F32 ? 1e-5 : 1e-2) * (1 + fabs(want)) : 0.0;
+                  const int same = isnan(want) ? isnan(got) : isinf(want) ? got == want : fabs(got - want) <= tol;
+                  if (!same) {
+                    char e[160];
+                    tp_exec_describe(&g_layouts[i], e, sizeof e);
+                    printf("     %s %s %s test, H_Q %d, %s scales, row %d dim %d (code 0x%02x): got %.9g want %.9g (%s)\n",
+                           xattn_dtype_name(fmt), xattn_dtype_name(dt), ktest ? "K" : "V", hq,
+                           per_token ? "per-token" : "tensor", r, d, ktest ? codes[r / hq] : d, got, want, e);
+                    wrong = 1;
+                    break;
+                  }
+                }
+              bad_runs += wrong;
+            }
+            CHECK(decode_runs > 0 && bad_runs == 0, "%s cache, %s, %s test, H_Q %d, %s scales: %d of %d decode runs wrong",
+                  xattn_dtype_name(fmt), xattn_dtype_name(dt), ktest ? "K" : "V", hq, per_token ? "per-token" : "tensor",
+                  bad_runs, decode_runs);
+            free(zeros), free(enc), free(ones), free(table), free(ridx), free(kc), free(vc), free(ks), free(vs);
+            free(q), free(o), free(ref);
+          }
+}
+
 /* ---- resolve_reports_running_isa --------------------------------------------
  * An ISA with bf16 code only (amx, avx512bf16) runs f32/f16 problems with the
  * avx512 kernels; what xattn_resolve reports (and so what bench rows and config
@@ -1173,7 +1313,7 @@ static const struct {
     T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan), T(nonfinite_inputs),
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
-    T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(cpu_class_match), T(decode_split_merge_exact),
+    T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(fp8_codes_through_full_tiles), T(cpu_class_match), T(decode_split_merge_exact),
     T(kv_packed_once), T(config_extend_buckets),
 #undef T
 };

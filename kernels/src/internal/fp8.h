@@ -4,6 +4,7 @@
 #define XATTN_INTERNAL_FP8_H
 
 #include <stdint.h>
+#include <string.h>
 #include "xattn/xattn.h"
 
 /* [0]: e4m3fn, [1]: e5m2; code -> exact float (dtype.c fills them at load). */
@@ -12,6 +13,22 @@ extern float xattn_fp8_tables[2][256];
 static inline int xattn_is_fp8(xattn_dtype t) { return t == XATTN_E4M3FN || t == XATTN_E5M2; }
 
 static inline const float *xattn_fp8_table(xattn_dtype t) { return xattn_fp8_tables[t == XATTN_E5M2]; }
+
+/* Whether any of the n e4m3fn codes at src is a NaN code (x111 1111), eight
+ * bytes at a time: a byte's low 7 bits all set carry into its top bit, no
+ * other byte does. The bit-move widenings (simd_*.h v_load_widen) give such a
+ * code a finite value, so their callers screen rows with this first. */
+static inline int xattn_e4m3fn_has_nan(const uint8_t *src, int n) {
+  uint64_t hit = 0;
+  int e = 0;
+  for (; e + 8 <= n; e += 8) {
+    uint64_t w;
+    memcpy(&w, src + e, 8);
+    hit |= ((w & 0x7f7f7f7f7f7f7f7full) + 0x0101010101010101ull) & 0x8080808080808080ull;
+  }
+  for (; e < n; e++) hit |= (src[e] & 0x7f) == 0x7f;
+  return hit != 0;
+}
 
 /* Scale of cache token `token`, KV head h, of K (v = 0) or V (v = 1). */
 static inline float xattn_fp8_scale(const xattn_problem *p, int v, int64_t token, int h) {

@@ -4,6 +4,7 @@
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
+#include "internal/fp8.h"
 #define VL 8
 typedef __m256 vf;
 typedef __m256 vmask;
@@ -75,14 +76,27 @@ static inline float V_HMAX(__m256 v) {
 }
 
 /* 8 elements of storage type dt at src (unaligned) widened to f32, as
- * simd_avx512.h's v_load_widen (e4m3fn as value / 256, NaN codes not set apart). */
+ * simd_avx512.h's v_load_widen (the same bit moves, F16C's conversion; e4m3fn
+ * as value / 256, NaN codes not set apart). */
 static inline vf v_load_widen(const void *src, xattn_dtype dt) {
   if (dt == XATTN_F32) return _mm256_loadu_ps((const float *)src);
   if (dt == XATTN_BF16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)src)), 16));
   if (dt == XATTN_F16) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)src));
-  const __m128i b = _mm_slli_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)src)), 8);
-  if (dt == XATTN_E5M2) return _mm256_cvtph_ps(b);
-  return _mm256_cvtph_ps(_mm_and_si128(_mm_srai_epi16(b, 1), _mm_set1_epi16((short)0xbfff)));
+  const __m128i b = _mm_loadl_epi64((const __m128i *)src);
+  if (dt == XATTN_E5M2) return _mm256_cvtph_ps(_mm_unpacklo_epi8(_mm_setzero_si128(), b)); /* code to the high byte */
+  const __m128i w = _mm_slli_epi16(_mm_cvtepi8_epi16(b), 7);
+  return _mm256_cvtph_ps(_mm_and_si128(w, _mm_set1_epi16((short)0xbfff)));
+}
+
+/* Whether any of the n e4m3fn codes at src is a NaN code (low 7 bits set). */
+static inline int v_e4m3fn_has_nan(const void *src, int n) {
+  const __m256i top = _mm256_set1_epi8((char)0x80), all = _mm256_set1_epi8(-1);
+  const uint8_t *s = (const uint8_t *)src;
+  __m256i hit = _mm256_setzero_si256();
+  int e = 0;
+  for (; e + 32 <= n; e += 32)
+    hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(_mm256_or_si256(_mm256_loadu_si256((const __m256i *)(s + e)), top), all));
+  return !_mm256_testz_si256(hit, hit) || xattn_e4m3fn_has_nan(s + e, n - e);
 }
 
 static inline __m256i tail_mask8(int n) {

@@ -57,19 +57,45 @@ static inline vf v_tanh(vf x) {
 /* Largest lane (callers keep NaN out: V_MAX(x, m) drops a NaN x). */
 #define V_HMAX(v) _mm512_reduce_max_ps(v)
 
-/* 16 elements of storage type dt at src (unaligned) widened to f32: f32,
- * bf16, f16 and e5m2 exactly (bf16 and e5m2 are the high bits of an f32 / an
- * f16); e4m3fn as value / 256 (sign to bit 15, exponent and mantissa to bits
- * 7..13: the f16 of value / 256, normals and subnormals alike) and its NaN
- * codes (x111 1111) NOT set apart: callers fold the 256 into their scale and
- * route rows holding those codes elsewhere (decode.inc). fp8 unscaled. */
+/* 16 elements of storage type dt at src (unaligned) widened to f32, with as
+ * few vector ops as the formats allow (the decode path is bound by them once
+ * the cache is fp8): f32 as is; bf16 (the high half of an f32) and f16 exactly;
+ * fp8 through f16, which holds every fp8 value exactly (subnormals included),
+ * unscaled:
+ *  - e5m2 is the high byte of the f16 of the same value: one byte shuffle
+ *    puts each code into the high byte of its word (low byte zero);
+ *  - e4m3fn as value / 256: sign-extended to 16 bits and shifted left by 7,
+ *    the sign lands in bits 15 and 14 and exponent and mantissa in 13..7;
+ *    clearing bit 14 leaves the f16 whose exponent field is e4m3fn's (bias 7
+ *    read as bias 15: x 2^-8), normals and subnormals alike (both formats
+ *    have an implicit 0 below exponent field 1). NaN codes (x111 1111) are
+ *    NOT set apart (they become 480 / 256): callers fold the 256 into their
+ *    scale and route rows holding those codes elsewhere (v_e4m3fn_has_nan). */
 static inline vf v_load_widen(const void *src, xattn_dtype dt) {
   if (dt == XATTN_F32) return _mm512_loadu_ps(src);
   if (dt == XATTN_BF16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)src)), 16));
   if (dt == XATTN_F16) return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)src));
-  const __m256i b = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)src)), 8);
-  if (dt == XATTN_E5M2) return _mm512_cvtph_ps(b);
-  return _mm512_cvtph_ps(_mm256_and_si256(_mm256_srai_epi16(b, 1), _mm256_set1_epi16((short)0xbfff)));
+  if (dt == XATTN_E5M2) { /* both 128-bit lanes hold the 16 codes; lane L takes codes 8L..8L+7 */
+    const __m256i hi_bytes = _mm256_setr_epi8(-128, 0, -128, 1, -128, 2, -128, 3, -128, 4, -128, 5, -128, 6, -128, 7,
+                                              -128, 8, -128, 9, -128, 10, -128, 11, -128, 12, -128, 13, -128, 14, -128, 15);
+    return _mm512_cvtph_ps(_mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)src)), hi_bytes));
+  }
+  const __m256i w = _mm256_slli_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)src)), 7);
+  return _mm512_cvtph_ps(_mm256_and_si256(w, _mm256_set1_epi16((short)0xbfff)));
+}
+
+/* Whether any of the n e4m3fn codes at src is a NaN code (low 7 bits set). */
+static inline int v_e4m3fn_has_nan(const void *src, int n) {
+  const __m512i top = _mm512_set1_epi8((char)0x80), all = _mm512_set1_epi8(-1);
+  const char *s = (const char *)src;
+  __mmask64 hit = 0;
+  int e = 0;
+  for (; e + 64 <= n; e += 64) hit |= _mm512_cmpeq_epi8_mask(_mm512_or_si512(_mm512_loadu_si512(s + e), top), all);
+  if (e < n) {
+    const __mmask64 k = _cvtu64_mask64((~0ull) >> (64 - (n - e)));
+    hit |= _mm512_mask_cmpeq_epi8_mask(k, _mm512_or_si512(_mm512_maskz_loadu_epi8(k, s + e), top), all);
+  }
+  return hit != 0;
 }
 
 /* The lane sums of 16 vectors in one: lane 4r + k holds the sum of the lanes
