@@ -997,7 +997,7 @@ static void config_extend_buckets(void) {
 }
 
 /* ---- decode_split_merge_exact --------------------------------------------------
- * The decode layout cuts a request's keys into ranges run by different threads
+ * The few-rows layouts (decode, lanes) cut a request's keys into ranges run by different threads
  * and merges their partial softmax states by log-sum-exp. The merge is exact
  * algebra: every split count (more parts than keys included: empty ranges;
  * a window that leaves parts fully masked) must give the unsplit answer to
@@ -1006,6 +1006,8 @@ static void decode_split_merge_exact(void) {
   tp_shape s = {"decode_split", 3, {3000, 700, 5}, {1, 3, 2}, {0}, 8, 2, 64, 48, 0, 0, 0, 1, 0, 0, 1, 0};
   const int splits[] = {2, 3, 7, 64, 5000};
   const int windows[][2] = {{-1, -1}, {40, -1}};
+  static const char *const few_rows[] = {"decode", "lanes"}; /* both few-rows layouts */
+  for (int lay = 0; lay < 2; ++lay)
   for (int wi = 0; wi < 2; ++wi)
     for (int isa = 0; isa < xattn_isa_count(); ++isa) {
       const char *name = xattn_isa_name(isa);
@@ -1015,7 +1017,7 @@ static void decode_split_merge_exact(void) {
       const int64_t n = tp.p.total_tokens * tp.p.heads_q * tp.p.head_dim_v;
       double *whole = malloc(sizeof(double) * (size_t)n);
       xattn_status st;
-      tp_exec e = {name, "64x64", "decode", 2, XATTN_SCHED_AUTO, 1, 0};
+      tp_exec e = {name, "64x64", few_rows[lay], 2, XATTN_SCHED_AUTO, 1, 0};
       tp_result r = tp_run_check(&tp, &e, &st);
       CHECK(st == XATTN_OK && tp_ok(&r), "%s unsplit: status %d, %lld bad", name, (int)st, (long long)r.bad);
       int64_t at = 0;
@@ -1023,7 +1025,7 @@ static void decode_split_merge_exact(void) {
         for (int h = 0; h < tp.p.heads_q; ++h)
           for (int d = 0; d < tp.p.head_dim_v; ++d) whole[at++] = tp_out(&tp, t, h, d);
       for (size_t k = 0; k < sizeof splits / sizeof *splits; ++k) {
-        tp_exec es = {name, "64x64", "decode", 2, XATTN_SCHED_AUTO, splits[k], 0};
+        tp_exec es = {name, "64x64", few_rows[lay], 2, XATTN_SCHED_AUTO, splits[k], 0};
         r = tp_run_check(&tp, &es, &st);
         CHECK(st == XATTN_OK && tp_ok(&r), "%s %d splits: status %d, %lld bad", name, splits[k], (int)st, (long long)r.bad);
         /* values are averages of V entries in [-1, 1): a few fp32 ulps of 1 */
@@ -1035,12 +1037,12 @@ static void decode_split_merge_exact(void) {
               const double diff = fabs(tp_out(&tp, t, h, d) - whole[at++]);
               if (!(diff <= worst)) worst = diff;
             }
-        CHECK(worst <= 8 * FLT_EPSILON, "%s window %d, %d splits vs unsplit: max |diff| %.3g > 8 fp32 ulps of 1", name,
-              windows[wi][0], splits[k], worst);
+        CHECK(worst <= 8 * FLT_EPSILON, "%s %s window %d, %d splits vs unsplit: max |diff| %.3g > 8 fp32 ulps of 1",
+              few_rows[lay], name, windows[wi][0], splits[k], worst);
         n_runs++;
       }
       /* absurd split counts and prefetch distances are clamped, not overflowed */
-      tp_exec ex = {name, "64x64", "decode", 2, XATTN_SCHED_AUTO, INT_MAX, INT_MAX};
+      tp_exec ex = {name, "64x64", few_rows[lay], 2, XATTN_SCHED_AUTO, INT_MAX, INT_MAX};
       r = tp_run_check(&tp, &ex, &st);
       CHECK(st == XATTN_OK && tp_ok(&r), "%s INT_MAX splits / prefetch: status %d, %lld bad", name, (int)st,
             (long long)r.bad);

@@ -157,7 +157,8 @@ static void init_run(xattn_plan *pl) {
   run->heads_per_kv = p->heads_q / p->heads_kv;
   run->score_scale2 = p->scale * XATTN_LOG2E;
   run->cap2 = p->logit_cap > 0.0f ? p->logit_cap * XATTN_LOG2E : 0.0f;
-  const int decode = pl->layout == XATTN_LAYOUT_DECODE;
+  const int decode = xattn_layout_is_few_rows(pl->layout);
+  run->lanes = pl->layout == XATTN_LAYOUT_LANES;
   run->prefetch = !decode || pl->prefetch < 0 ? 0 : pl->prefetch > 0 ? pl->prefetch : auto_prefetch_tokens(p);
   if (run->prefetch > (1 << 16)) run->prefetch = 1 << 16; /* beyond any use; keeps t0 + prefetch in int32 */
   if (pl->layout == XATTN_LAYOUT_FLAT) {
@@ -175,7 +176,7 @@ static void init_run(xattn_plan *pl) {
 
 /* Queries one item holds: BLOCK_M, or (decode) a whole request. */
 static int item_queries(const xattn_plan *pl) {
-  return pl->layout == XATTN_LAYOUT_DECODE ? max_extend(&pl->shape) : pl->run.bm;
+  return xattn_layout_is_few_rows(pl->layout) ? max_extend(&pl->shape) : pl->run.bm;
 }
 
 /* One item per (request, block of BLOCK_M queries, group of query heads on one
@@ -184,7 +185,7 @@ static int item_queries(const xattn_plan *pl) {
 static xattn_status enumerate_items(const xattn_plan *pl, item_list *items) {
   const xattn_problem *p = &pl->shape;
   const xattn_run *run = &pl->run;
-  const int bm = item_queries(pl), gs = run->heads_per_item, decode = pl->layout == XATTN_LAYOUT_DECODE;
+  const int bm = item_queries(pl), gs = run->heads_per_item, decode = xattn_layout_is_few_rows(pl->layout);
   for (int b = 0; b < p->batch; b++) {
     for (int32_t q0 = 0; q0 < p->extend_lens[b]; q0 += bm) {
       const int32_t nq = p->extend_lens[b] - q0 < bm ? p->extend_lens[b] - q0 : bm;
@@ -214,7 +215,7 @@ static xattn_status enumerate_items(const xattn_plan *pl, item_list *items) {
  * empty when there are fewer keys. */
 static xattn_status split_key_ranges(xattn_plan *pl, item_list *items) {
   const xattn_problem *p = &pl->shape;
-  const int bn = pl->run.bn, decode = pl->layout == XATTN_LAYOUT_DECODE;
+  const int bn = pl->run.bn, decode = xattn_layout_is_few_rows(pl->layout);
   int splits = pl->kv_splits;
   if (splits <= 0) splits = (int)((4 * (int64_t)pl->threads + items->n - 1) / items->n);
   if (splits > XATTN_KVSPLIT_MAX_SPLITS) splits = XATTN_KVSPLIT_MAX_SPLITS;
@@ -287,7 +288,7 @@ static void run_unit(xattn_kvpack_fn pack, xattn_item_fn fn, const xattn_run *ru
 xattn_status xattn_plan_partition(xattn_plan *pl) {
   init_run(pl);
   item_list items = {0};
-  const int decode = pl->layout == XATTN_LAYOUT_DECODE;
+  const int decode = xattn_layout_is_few_rows(pl->layout);
   pl->rows_max = item_queries(pl) * pl->run.heads_per_item;
   pl->part_floats = (size_t)pl->rows_max * (pl->shape.head_dim_v + 2);
   xattn_status st = enumerate_items(pl, &items);
@@ -333,7 +334,7 @@ void xattn_plan_execute(const xattn_plan *pl, const xattn_problem *p, void *work
   const xattn_kvpack_plan *kp = &pl->kvpack;
   run.kvp.buf = kp->n_waves > 0 ? scratch + kvpack_at(pl) : NULL;
   const xattn_item_fn fn =
-      pl->layout == XATTN_LAYOUT_DECODE ? pl->isa->kernels->decode_item : pl->isa->kernels->items[pl->variant];
+      xattn_layout_is_few_rows(pl->layout) ? pl->isa->kernels->decode_item : pl->isa->kernels->items[pl->variant];
   const xattn_kvpack_fn pack = pl->isa->kernels->kv_pack;
   const size_t scratch_bytes = pl->scratch_bytes, part_floats = pl->part_floats;
   const int rows_max = pl->rows_max, dv = p->head_dim_v;

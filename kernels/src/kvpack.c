@@ -92,7 +92,7 @@ xattn_status xattn_kvpack_plan_make(xattn_plan *pl) {
   memset(kp, 0, sizeof *kp);
   memset(&pl->run.kvp, 0, sizeof pl->run.kvp);
   const xattn_isa_kernels *K = pl->isa->kernels;
-  if (!K->kv_pack || pl->layout == XATTN_LAYOUT_DECODE || pl->n_items == 0) return XATTN_OK;
+  if (!K->kv_pack || xattn_layout_is_few_rows(pl->layout) || pl->n_items == 0) return XATTN_OK;
   const xattn_problem *p = &pl->shape;
   const int B = p->batch, H = p->heads_kv, bn = pl->run.bn;
   const int64_t pairs = (int64_t)B * H;
