@@ -362,7 +362,7 @@ static int measure_problem_roof(xb_session *s, int threads, char *err, size_t er
     snprintf(err, errlen, "gather roof: out of memory");
     return -1;
   }
-  s->pb_gather_gbps = xb_gather_roof_gbps(&plan, threads, s->opt.roof_seconds);
+  xb_gather_roof_measure(&plan, threads, s->opt.roof_seconds, &s->pb_gather);
   xb_gather_plan_free(&plan);
   return 0;
 }
@@ -644,7 +644,11 @@ int xb_row_counters(xb_session *s, int r, double sec, xb_counters *c, char *err,
   c->pct_peak = peak > 0 ? 100.0 * c->gflops / peak : 0;
   c->bytes_must_read = s->pb_must_read.total;
   c->gbps = c->bytes_must_read / sec * 1e-9;
-  c->gather_roof_gbps = s->pb_gather_gbps;
+  c->gather_roof_gbps = s->pb_gather.gbps;
+  if (s->pb_gather.best >= 0) {
+    c->gather_roof_tile = xb_gather_strategies[s->pb_gather.best].tile_tokens;
+    c->gather_roof_prefetch_kib = xb_gather_strategies[s->pb_gather.best].prefetch_kib;
+  }
   c->stream_roof_gbps = s->stream_gbps[ti][row->placement];
   c->pct_mem_roof = c->gather_roof_gbps > 0 ? 100.0 * c->gbps / c->gather_roof_gbps : 0;
   if (row->impl == XB_IMPL_XATTN && !s->opt.no_baseline) {

@@ -84,7 +84,7 @@ typedef struct xb_session {
   xb_problem pb;
   int pb_valid, pb_workload, pb_threads, pb_placement;
   xb_must_read pb_must_read; /* what the current problem must read */
-  double pb_gather_gbps;     /* its gather roof with the bound team, GB/s */
+  xb_gather_roof pb_gather; /* its gather roof with the bound team (GB/s, winning strategy) */
   xattn_dtype pb_dtype;
   int bound_threads, bound_placement;
   /* progress */
@@ -108,6 +108,7 @@ typedef struct xb_counters {
   /* memory side (not for peak rows): bytes the call must read (memroof.h), the
      rate at which it read them, and that rate against the gather roof */
   double bytes_must_read, gbps, pct_mem_roof, gather_roof_gbps, stream_roof_gbps;
+  double gather_roof_tile, gather_roof_prefetch_kib; /* the strategy that set the gather roof */
   int has_speedup;
 } xb_counters;
 /* Records a BLAS row's measurement (iterations, seconds per call). */

@@ -1,6 +1,5 @@
-/* Bytes a call must read and the two memory roofs (memroof.h). The reads sum
- * 64-byte blocks in the compilers' generic vectors, so the loop is bound by
- * loads, not by arithmetic, on any target. */
+/* Bytes a call must read and the two memory roofs (memroof.h); the read
+ * loops themselves are in memread.c. */
 #define _POSIX_C_SOURCE 200809L
 #include "xattn_bench/memroof.h"
 
@@ -10,6 +9,7 @@
 
 #include "xattn_bench/mask.h"
 #include "xattn_bench/timing.h"
+#include "memread.h"
 
 /* ---- what must be read --------------------------------------------------- */
 
@@ -147,78 +147,80 @@ double xb_gather_plan_bytes(const xb_gather_plan *plan) {
 
 /* ---- reading -------------------------------------------------------------- */
 
-typedef uint64_t block64 __attribute__((vector_size(64), aligned(1)));
-
-/* Sums `bytes` bytes at src (whole 64-byte blocks, then the tail) into acc. */
-static inline void read_bytes(const char *src, size_t bytes, block64 *acc) {
-  size_t i = 0;
-  for (; i + 64 <= bytes; i += 64) *acc += *(const block64 *)(src + i);
-  for (; i < bytes; i++) (*acc)[0] += (unsigned char)src[i];
-}
-
-static inline void prefetch_bytes(const char *src, size_t bytes) {
-  for (size_t i = 0; i < bytes; i += 64) __builtin_prefetch(src + i, 0, 3);
-}
+/* Token-major (tile 1), 4-token tiles, and the decode path's 16-token tiles,
+ * each without prefetch, 16 KiB and 128 KiB ahead (the decode path's auto
+ * distance). On the development VM the 4-token tiles came out fastest on
+ * token-major caches and tile 1 on the paged head-major layout; longer tiles
+ * (64, 256, a whole head) were slower everywhere (bench/README.md). */
+const xb_gather_strategy xb_gather_strategies[XB_GATHER_STRATEGIES] = {
+    {1, 0}, {1, 16}, {1, 128}, {4, 0}, {4, 16}, {4, 128}, {16, 0}, {16, 16}, {16, 128},
+};
 
 static volatile uint64_t sink_value;
 
-static void read_tokens(const xb_gather_plan *pl, int64_t from, int64_t to, int64_t ahead, block64 *acc) {
-  for (int64_t t = from; t < to; t++) {
-    if (ahead > 0 && t + ahead < to) {
-      const int e = pl->from_ext[t + ahead];
-      for (int h = 0; h < pl->heads; h++) {
-        prefetch_bytes(pl->k_rows[t + ahead] + (size_t)h * pl->k_head_step[e], pl->k_row_bytes[e]);
-        prefetch_bytes(pl->v_rows[t + ahead] + (size_t)h * pl->v_head_step[e], pl->v_row_bytes[e]);
-      }
-    }
-    const int e = pl->from_ext[t];
-    for (int h = 0; h < pl->heads; h++) read_bytes(pl->k_rows[t] + (size_t)h * pl->k_head_step[e], pl->k_row_bytes[e], acc);
-    for (int h = 0; h < pl->heads; h++) read_bytes(pl->v_rows[t] + (size_t)h * pl->v_head_step[e], pl->v_row_bytes[e], acc);
-  }
-}
-
-double xb_gather_pass(const xb_gather_plan *pl, int threads, size_t prefetch_bytes) {
+xb_read_pass xb_gather_pass(const xb_gather_plan *pl, int threads, xb_gather_strategy s) {
   if (threads < 1) threads = 1;
+  const int64_t tile = s.tile_tokens > 0 ? s.tile_tokens : 1;
   const double token_bytes = (double)pl->heads * (double)(pl->k_row_bytes[0] + pl->v_row_bytes[0]);
-  int64_t ahead = token_bytes > 0 ? (int64_t)((double)prefetch_bytes / token_bytes + 0.999) : 0;
+  int64_t ahead = s.prefetch_kib > 0 && token_bytes > 0 ? (int64_t)(s.prefetch_kib * 1024.0 / token_bytes + 0.999) : 0;
+  if (ahead > 0 && ahead < tile) ahead = tile; /* a tile not yet being read */
+  uint64_t sum = 0, bytes = 0;
   const double t0 = xc_now();
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(threads) reduction(+ : sum, bytes)
   {
     const int nt = omp_get_num_threads(), me = omp_get_thread_num();
-    const int64_t from = pl->n * me / nt, to = pl->n * (me + 1) / nt;
-    block64 acc = {0};
-    read_tokens(pl, from, to, ahead, &acc);
-    uint64_t s = 0;
-    for (int i = 0; i < 8; i++) s += acc[i];
-    if (s == 0x123456789abcdefull) sink_value = s; /* keeps the reads alive */
+    const xb_read_sum r = xb_read_gather(pl, pl->n * me / nt, pl->n * (me + 1) / nt, tile, ahead);
+    sum += r.sum;
+    bytes += r.bytes;
   }
-  return xc_now() - t0;
+  const double secs = xc_now() - t0;
+  if (sum == 0x123456789abcdefull) sink_value = sum; /* keeps the reads alive */
+  return (xb_read_pass){secs, (double)bytes, sum};
 }
 
-/* Best of passes: at least 3, and until min_seconds have gone by. */
-static double best_of(double (*pass)(const void *, int), const void *arg, int threads, double min_seconds) {
-  double best = 1e300, spent = 0;
-  for (int i = 0; i < 3 || (spent < min_seconds && i < 200); i++) {
-    const double s = pass(arg, threads);
-    spent += s;
-    if (s < best) best = s;
-  }
+int xb_gather_fastest(const double *seconds, int n) {
+  int best = -1;
+  for (int i = 0; i < n; i++)
+    if (seconds[i] > 0 && (best < 0 || seconds[i] < seconds[best])) best = i;
   return best;
 }
 
-/* 16 KiB ahead: enough to cover DRAM latency at a few GB/s per thread and
- * small enough to stay in L1/L2 beside the rows being read */
-#define GATHER_PREFETCH_BYTES 16384
+/* Rounds of one pass of each of n ways to read: at least 3 rounds, and
+ * rounds until min_seconds have gone by; best[i] = way i's fastest pass.
+ * Interleaving gives every way the same share of a neighbour's noise. */
+typedef double (*read_way)(const void *arg, int threads, int way);
+static void best_in_rounds(read_way pass, const void *arg, int n, int threads, double min_seconds, double *best) {
+  for (int i = 0; i < n; i++) best[i] = 1e300;
+  double spent = 0;
+  for (int round = 0; round < 3 || (spent < min_seconds && round < 200); round++)
+    for (int i = 0; i < n; i++) {
+      const double s = pass(arg, threads, i);
+      spent += s;
+      if (s < best[i]) best[i] = s;
+    }
+}
 
-static double gather_pass_default(const void *plan, int threads) {
-  return xb_gather_pass((const xb_gather_plan *)plan, threads, GATHER_PREFETCH_BYTES);
+static double gather_way(const void *plan, int threads, int way) {
+  return xb_gather_pass((const xb_gather_plan *)plan, threads, xb_gather_strategies[way]).seconds;
+}
+
+int xb_gather_roof_measure(const xb_gather_plan *plan, int threads, double min_seconds, xb_gather_roof *out) {
+  memset(out, 0, sizeof *out);
+  out->best = -1;
+  if (plan->n == 0) return -1;
+  gather_way(plan, threads, 0); /* warm-up: page tables, frequency, the rows into what caches hold them */
+  double best[XB_GATHER_STRATEGIES];
+  best_in_rounds(gather_way, plan, XB_GATHER_STRATEGIES, threads, min_seconds, best);
+  const double bytes = xb_gather_plan_bytes(plan);
+  for (int i = 0; i < XB_GATHER_STRATEGIES; i++) out->gbps_of[i] = bytes / best[i] * 1e-9;
+  out->best = xb_gather_fastest(best, XB_GATHER_STRATEGIES);
+  out->gbps = out->best >= 0 ? out->gbps_of[out->best] : 0;
+  return 0;
 }
 
 double xb_gather_roof_gbps(const xb_gather_plan *plan, int threads, double min_seconds) {
-  if (plan->n == 0) return 0;
-  xb_gather_pass(plan, threads, GATHER_PREFETCH_BYTES); /* warm-up: page tables, frequency */
-  const double best = best_of(gather_pass_default, plan, threads, min_seconds);
-  return xb_gather_plan_bytes(plan) / best * 1e-9;
+  xb_gather_roof r;
+  return xb_gather_roof_measure(plan, threads, min_seconds, &r) == 0 ? r.gbps : 0;
 }
 
 typedef struct stream_arg {
@@ -226,26 +228,23 @@ typedef struct stream_arg {
   size_t bytes;
 } stream_arg;
 
-static double stream_pass(const void *arg, int threads) {
+/* prefetch distances of the stream roof's ways */
+static const size_t stream_prefetch[] = {0, 16384, 131072};
+#define STREAM_WAYS ((int)(sizeof stream_prefetch / sizeof *stream_prefetch))
+
+static double stream_way(const void *arg, int threads, int way) {
   const stream_arg *a = arg;
+  uint64_t sum = 0;
   const double t0 = xc_now();
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(threads) reduction(+ : sum)
   {
     const int nt = omp_get_num_threads(), me = omp_get_thread_num();
     const size_t blocks = a->bytes / 64, from = blocks * (size_t)me / (size_t)nt, to = blocks * (size_t)(me + 1) / (size_t)nt;
-    block64 acc = {0};
-    /* in 4 KiB steps with the gather's prefetch distance: on VMs whose hardware
-       prefetchers are weak the software prefetch is what reaches the roof */
-    for (size_t at = from * 64, end = to * 64; at < end; at += 4096) {
-      const size_t n = end - at < 4096 ? end - at : 4096;
-      if (at + GATHER_PREFETCH_BYTES + n <= end) prefetch_bytes(a->buf + at + GATHER_PREFETCH_BYTES, n);
-      read_bytes(a->buf + at, n, &acc);
-    }
-    uint64_t s = 0;
-    for (int i = 0; i < 8; i++) s += acc[i];
-    if (s == 0x123456789abcdefull) sink_value = s;
+    sum += xb_read_stream(a->buf, from * 64, to * 64, stream_prefetch[way]).sum;
   }
-  return xc_now() - t0;
+  const double secs = xc_now() - t0;
+  if (sum == 0x123456789abcdefull) sink_value = sum;
+  return secs;
 }
 
 double xb_stream_roof_gbps(int threads, size_t bytes, double min_seconds) {
@@ -257,8 +256,9 @@ double xb_stream_roof_gbps(int threads, size_t bytes, double min_seconds) {
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t i = 0; i < blocks; i++) memset(buf + i * 64, (int)(i & 0x7f), 64); /* first touch by the team */
   stream_arg a = {buf, bytes};
-  stream_pass(&a, threads);
-  const double best = best_of(stream_pass, &a, threads, min_seconds);
+  stream_way(&a, threads, 0);
+  double best[STREAM_WAYS];
+  best_in_rounds(stream_way, &a, STREAM_WAYS, threads, min_seconds, best);
   free(buf);
-  return (double)bytes / best * 1e-9;
+  return (double)bytes / best[xb_gather_fastest(best, STREAM_WAYS)] * 1e-9;
 }

@@ -72,6 +72,8 @@ void run_row(benchmark::State &state, int r) {
     state.counters["pct_mem_roof"] = c.pct_mem_roof;
     state.counters["gather_roof_gbps"] = c.gather_roof_gbps;
     state.counters["stream_roof_gbps"] = c.stream_roof_gbps;
+    state.counters["gather_roof_tile"] = c.gather_roof_tile;
+    state.counters["gather_roof_prefetch_kib"] = c.gather_roof_prefetch_kib;
   }
   if (c.has_speedup) state.counters["speedup_vs_blas"] = c.speedup_vs_blas;
 }

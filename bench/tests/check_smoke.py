@@ -66,7 +66,7 @@ with tempfile.TemporaryDirectory() as results:
             need = ["gflops", "pct_peak", "flops"]
             if impl != "peak":
                 need += ["tokens_per_s", "visible_pairs", "bytes_must_read", "gbps", "pct_mem_roof",
-                         "gather_roof_gbps", "stream_roof_gbps"]
+                         "gather_roof_gbps", "stream_roof_gbps", "gather_roof_tile", "gather_roof_prefetch_kib"]
             if impl == "xattn":
                 need += ["speedup_vs_blas"]
             for c in need:
@@ -77,6 +77,8 @@ with tempfile.TemporaryDirectory() as results:
                     check(r["visible_pairs"] > 0, f"{r['name']}: visible_pairs > 0")
                     check(r["bytes_must_read"] > 0 and r["gather_roof_gbps"] > 0 and r["pct_mem_roof"] > 0,
                           f"{r['name']}: bytes_must_read, gather roof and pct_mem_roof > 0")
+                    check(r["gather_roof_tile"] in (1, 4, 16) and r["gather_roof_prefetch_kib"] in (0, 16, 128),
+                          f"{r['name']}: gather roof strategy {r['gather_roof_tile']}/{r['gather_roof_prefetch_kib']}")
         check({"xattn", "blas", "peak"} <= impls, f"impls present: {impls}")
         medians = [r for r in rows if r.get("aggregate_name") == "median"]
         check(len(medians) > 0, "median aggregates present")

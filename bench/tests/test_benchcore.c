@@ -561,9 +561,97 @@ static int test_memroof(void) {
   return failures;
 }
 
+/* The gather roof's passes read exactly the plan's rows, once each, in every
+ * strategy and on every read ISA this CPU runs (their checksum against one
+ * computed row by row here), and the roof is the fastest strategy. Rows of
+ * awkward lengths (past whole vectors: 8-byte words and single bytes),
+ * extend rows beside cache rows, fp8 caches, paged caches in both layouts. */
+static uint64_t plan_checksum(const xb_gather_plan *pl) {
+  uint64_t s = 0;
+  for (int64_t t = 0; t < pl->n; t++) {
+    const int e = pl->from_ext[t];
+    for (int h = 0; h < pl->heads; h++) {
+      s += xb_read_checksum(pl->k_rows[t] + (size_t)h * pl->k_head_step[e], pl->k_row_bytes[e]);
+      s += xb_read_checksum(pl->v_rows[t] + (size_t)h * pl->v_head_step[e], pl->v_row_bytes[e]);
+    }
+  }
+  return s;
+}
+
+static int test_gather_reads(void) {
+  char err[1024];
+  const char *text =
+      "{\"suite\":\"g\",\"defaults\":{\"heads_q\":6,\"heads_kv\":3,\"head_dim\":50,\"head_dim_v\":37},\"workloads\":["
+      "{\"name\":\"shuf\",\"batch\":[[41,3],[0,5],[77,1]]},"
+      "{\"name\":\"runs4\",\"slots\":\"runs4\",\"batch\":[[30,2],[9,1]]},"
+      "{\"name\":\"page16-hm\",\"page_size\":16,\"cache_layout\":\"head_major\",\"batch\":[[45,2],[17,1]]},"
+      "{\"name\":\"page8\",\"page_size\":8,\"batch\":[[45,2],[17,1]]},"
+      "{\"name\":\"fp8\",\"kv_cache\":\"e4m3fn\",\"batch\":[[45,3],[17,1]]},"
+      "{\"name\":\"d128\",\"head_dim\":128,\"head_dim_v\":128,\"batch\":[[70,1],[33,1]]}]}";
+  xb_suite *s = xb_suite_parse(text, "gather.json", err, sizeof err);
+  CHECK(s != NULL, "%s", err);
+  if (!s) return failures;
+  const xattn_dtype dts[2] = {XATTN_F32, XATTN_BF16};
+  for (int i = 0; i < s->count; i++)
+    for (int di = 0; di < 2; di++) {
+      const char *name = s->workloads[i].name;
+      xb_problem pb;
+      if (xb_problem_build(&pb, &s->workloads[i], dts[di], 5, 2, err, sizeof err) != 0) {
+        CHECK(0, "%s: %s", name, err);
+        continue;
+      }
+      xb_gather_plan plan;
+      CHECK(xb_gather_plan_build(&pb.p, &plan) == 0, "%s: plan", name);
+      const double bytes = xb_gather_plan_bytes(&plan);
+      const uint64_t want = plan_checksum(&plan);
+      int isas = 0;
+      for (int isa = 2; isa >= 0; isa--) {
+        if (xb_read_force_isa(isa) != isa) continue; /* not on this CPU */
+        isas++;
+        for (int k = 0; k < XB_GATHER_STRATEGIES; k++) {
+          const xb_gather_strategy st = xb_gather_strategies[k];
+          const xb_read_pass r = xb_gather_pass(&plan, 2, st);
+          CHECK(r.bytes == bytes, "%s %s isa %d tile %d prefetch %d KiB: read %.0f bytes, the plan holds %.0f", name,
+                xattn_dtype_name(dts[di]), isa, st.tile_tokens, st.prefetch_kib, r.bytes, bytes);
+          CHECK(r.checksum == want, "%s %s isa %d tile %d prefetch %d KiB: checksum %llx, rows sum to %llx", name,
+                xattn_dtype_name(dts[di]), isa, st.tile_tokens, st.prefetch_kib, (unsigned long long)r.checksum,
+                (unsigned long long)want);
+        }
+      }
+      xb_read_force_isa(-1);
+      CHECK(isas >= 1, "no read ISA ran");
+      xb_gather_roof roof;
+      CHECK(xb_gather_roof_measure(&plan, 2, 0.001, &roof) == 0, "%s: roof measured", name);
+      CHECK(roof.best >= 0 && roof.best < XB_GATHER_STRATEGIES && roof.gbps == roof.gbps_of[roof.best], "%s: roof is strategy %d", name,
+            roof.best);
+      for (int k = 0; k < XB_GATHER_STRATEGIES; k++)
+        CHECK(roof.gbps_of[k] > 0 && roof.gbps_of[k] <= roof.gbps, "%s: strategy %d %.3f GB/s, roof %.3f", name, k,
+              roof.gbps_of[k], roof.gbps);
+      xb_gather_plan_free(&plan);
+      xb_problem_free(&pb);
+    }
+  xb_suite_free(s);
+  /* the strategy set: token-major and head-major tiles, with and without prefetch */
+  int token_major = 0, tiled = 0, no_prefetch = 0, prefetch = 0;
+  for (int k = 0; k < XB_GATHER_STRATEGIES; k++) {
+    token_major += xb_gather_strategies[k].tile_tokens == 1;
+    tiled += xb_gather_strategies[k].tile_tokens > 1;
+    no_prefetch += xb_gather_strategies[k].prefetch_kib == 0;
+    prefetch += xb_gather_strategies[k].prefetch_kib > 0;
+  }
+  CHECK(token_major && tiled && no_prefetch && prefetch, "strategies cover token-major, tiles, prefetch on and off");
+  /* the fastest: the fewest seconds > 0 */
+  const double a[4] = {0.5, 0.2, 0.3, 0.2}, b[3] = {0, 0.4, 0.1}, c[2] = {0, -1};
+  CHECK(xb_gather_fastest(a, 4) == 1, "fastest of {0.5,0.2,0.3,0.2}: %d", xb_gather_fastest(a, 4));
+  CHECK(xb_gather_fastest(b, 3) == 2, "fastest of {0,0.4,0.1}: %d", xb_gather_fastest(b, 3));
+  CHECK(xb_gather_fastest(c, 2) == -1 && xb_gather_fastest(a, 0) == -1, "no time measured: -1");
+  return failures;
+}
+
 static int flops_test(const char *dir) { (void)dir; return test_flops(); }
 static int placement_test(const char *dir) { (void)dir; return test_placement(); }
 static int memroof_test(const char *dir) { (void)dir; return test_memroof(); }
+static int gather_reads_test(const char *dir) { (void)dir; return test_gather_reads(); }
 
 /* Every test: its ctest name (bench.<name>), its argument and the directory
  * it takes (`--list` prints the command lines; @SUITES@ and @TMP@ are filled
@@ -579,6 +667,7 @@ static const struct {
     {"baseline_vs_reference", "baseline", "@SUITES@", test_baseline},
     {"problem_builder", "problem", "@SUITES@", test_problem},
     {"memory_roofs", "memroof", "@SUITES@", memroof_test},
+    {"gather_roof_reads", "gatherreads", "@SUITES@", gather_reads_test},
 };
 
 int main(int argc, char **argv) {
@@ -588,7 +677,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (argc < 3) {
-    fprintf(stderr, "usage: %s --list | workload|flops|placement|naming|baseline|problem|memroof SUITES_DIR|TMPDIR\n", argv[0]);
+    fprintf(stderr, "usage: %s --list | workload|flops|placement|naming|baseline|problem|memroof|gatherreads SUITES_DIR|TMPDIR\n", argv[0]);
     return 2;
   }
   const char *what = argv[1];

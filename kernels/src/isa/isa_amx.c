@@ -132,19 +132,21 @@ static __attribute__((noinline)) void hook_qk(const void *kpv, int n, int d, con
   PROF_ADD(PROF_QK, t0, (size_t)nrb * (ns / 16) * (d32 / 32));
 }
 
-/* 2^x for p that is rounded to bf16 right after (relative error 2^-9): a
- * degree-4 polynomial (relative error < 5e-5) is plenty and saves 3 FMAs.
- * Lanes that are masked are zeroed by the caller, whatever they hold. */
+/* 2^x for p that is rounded to bf16 right after (relative error 2^-9):
+ * x = floor(x) + f with f = vreduceps(x) in [0, 1), a degree-3 polynomial in
+ * f (relative error < 7.5e-5), then vscalefps by 2^floor(x) (it floors x
+ * itself): 4 vector ops fewer than a clamp, round-to-nearest, subtraction and
+ * degree 4. No clamp is needed: x = -inf reduces to 0 and scales to 0, +inf
+ * to +inf, NaN stays NaN, x below -149 gives 0 (nonfinite_inputs case 4 sends
+ * -inf and +inf scores through the unmasked path). Lanes that are masked are
+ * zeroed by the caller, whatever they hold. */
 static inline __m512 exp2_bf16(__m512 x) {
-  x = _mm512_max_ps(_mm512_set1_ps(XATTN_EXP2_MIN_INPUT), x); /* -inf -> 0; x second so NaN stays NaN */
-  const __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m512 f = _mm512_sub_ps(x, n);
-  __m512 p = _mm512_set1_ps(XATTN_EXP2_C4);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C3));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C2));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C1));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_C0));
-  return _mm512_scalef_ps(p, n);
+  const __m512 f = _mm512_reduce_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  __m512 p = _mm512_set1_ps(XATTN_EXP2_FLOOR_C3);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_FLOOR_C2));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_FLOOR_C1));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(XATTN_EXP2_FLOOR_C0));
+  return _mm512_scalef_ps(p, x);
 }
 
 /* Lazy running max: a row keeps its max m while its scaled scores stay below
