@@ -997,7 +997,7 @@ static void config_extend_buckets(void) {
 }
 
 /* ---- decode_split_merge_exact --------------------------------------------------
- * The decode layout cuts a request's keys into ranges run by different threads
+ * The few-rows layouts (decode, lanes) cut a request's keys into ranges run by different threads
  * and merges their partial softmax states by log-sum-exp. The merge is exact
  * algebra: every split count (more parts than keys included: empty ranges;
  * a window that leaves parts fully masked) must give the unsplit answer to
@@ -1006,6 +1006,8 @@ static void decode_split_merge_exact(void) {
   tp_shape s = {"decode_split", 3, {3000, 700, 5}, {1, 3, 2}, {0}, 8, 2, 64, 48, 0, 0, 0, 1, 0, 0, 1, 0};
   const int splits[] = {2, 3, 7, 64, 5000};
   const int windows[][2] = {{-1, -1}, {40, -1}};
+  static const char *const few_rows[] = {"decode", "lanes"}; /* both few-rows layouts */
+  for (int lay = 0; lay < 2; ++lay)
   for (int wi = 0; wi < 2; ++wi)
     for (int isa = 0; isa < xattn_isa_count(); ++isa) {
       const char *name = xattn_isa_name(isa);
@@ -1015,7 +1017,7 @@ static void decode_split_merge_exact(void) {
       const int64_t n = tp.p.total_tokens * tp.p.heads_q * tp.p.head_dim_v;
       double *whole = malloc(sizeof(double) * (size_t)n);
       xattn_status st;
-      tp_exec e = {name, "64x64", "decode", 2, XATTN_SCHED_AUTO, 1, 0};
+      tp_exec e = {name, "64x64", few_rows[lay], 2, XATTN_SCHED_AUTO, 1, 0};
       tp_result r = tp_run_check(&tp, &e, &st);
       CHECK(st == XATTN_OK && tp_ok(&r), "%s unsplit: status %d, %lld bad", name, (int)st, (long long)r.bad);
       int64_t at = 0;
@@ -1023,7 +1025,7 @@ static void decode_split_merge_exact(void) {
         for (int h = 0; h < tp.p.heads_q; ++h)
           for (int d = 0; d < tp.p.head_dim_v; ++d) whole[at++] = tp_out(&tp, t, h, d);
       for (size_t k = 0; k < sizeof splits / sizeof *splits; ++k) {
-        tp_exec es = {name, "64x64", "decode", 2, XATTN_SCHED_AUTO, splits[k], 0};
+        tp_exec es = {name, "64x64", few_rows[lay], 2, XATTN_SCHED_AUTO, splits[k], 0};
         r = tp_run_check(&tp, &es, &st);
         CHECK(st == XATTN_OK && tp_ok(&r), "%s %d splits: status %d, %lld bad", name, splits[k], (int)st, (long long)r.bad);
         /* values are averages of V entries in [-1, 1): a few fp32 ulps of 1 */
@@ -1035,12 +1037,12 @@ static void decode_split_merge_exact(void) {
               const double diff = fabs(tp_out(&tp, t, h, d) - whole[at++]);
               if (!(diff <= worst)) worst = diff;
             }
-        CHECK(worst <= 8 * FLT_EPSILON, "%s window %d, %d splits vs unsplit: max |diff| %.3g > 8 fp32 ulps of 1", name,
-              windows[wi][0], splits[k], worst);
+        CHECK(worst <= 8 * FLT_EPSILON, "%s %s window %d, %d splits vs unsplit: max |diff| %.3g > 8 fp32 ulps of 1",
+              few_rows[lay], name, windows[wi][0], splits[k], worst);
         n_runs++;
       }
       /* absurd split counts and prefetch distances are clamped, not overflowed */
-      tp_exec ex = {name, "64x64", "decode", 2, XATTN_SCHED_AUTO, INT_MAX, INT_MAX};
+      tp_exec ex = {name, "64x64", few_rows[lay], 2, XATTN_SCHED_AUTO, INT_MAX, INT_MAX};
       r = tp_run_check(&tp, &ex, &st);
       CHECK(st == XATTN_OK && tp_ok(&r), "%s INT_MAX splits / prefetch: status %d, %lld bad", name, (int)st,
             (long long)r.bad);
@@ -1102,6 +1104,58 @@ static void kv_packed_once(void) {
         }
     unsetenv("XATTN_KVPACK_WAVE_BYTES");
     if (packs) CHECK(most_waves >= 4, "amx: at most %d waves, the small bounds should give one per pair", most_waves);
+  }
+}
+
+/* ---- kv_packed_local ------------------------------------------------------------
+ * Requests whose items would pack each key only a few times (2 to 8) are
+ * packed per (request, KV head) by the thread that then runs all of that
+ * pair's items, in its own buffer (kvpack.c, "local"). Bidirectional, one
+ * batch: request 0 (600 queries) packs once for the call (a wave), request 1
+ * (100 queries, 4 or 7 query blocks) locally, request 2 (16 queries, one
+ * block) per item, and request 3 (40 queries on a 5000-key prefix) per item
+ * too because one pair's packed keys pass the local bound (1 MiB). Then the
+ * same without request 0: local pairs and no wave. Each run, under gqa, flat
+ * and kvsplit with the dynamic and the static schedule on 2 threads, must
+ * match the reference; other ISAs pack nothing. */
+static void kv_packed_local(void) {
+  tp_shape all = {"kv_local", 4, {0, 0, 0, 5000}, {600, 100, 16, 40}, {0}, 2, 2, 64, 48, 0, 0, 0, 1, 0, 0, 0, 0};
+  tp_shape no_wave = {"kv_local_only", 3, {0, 0, 5000}, {100, 16, 40}, {0}, 2, 2, 64, 48, 0, 0, 0, 1, 0, 0, 0, 0};
+  const tp_shape *shapes[] = {&all, &no_wave};
+  const int want_pairs[] = {4, 2}, want_waves[] = {1, 0};
+  const char *layouts[] = {"gqa", "flat", "kvsplit"};
+  const xattn_schedule scheds[] = {XATTN_SCHED_DYNAMIC, XATTN_SCHED_STATIC};
+  const char *variant = "16x64";
+  for (int v = 0; v < xattn_variant_count(); ++v)
+    if (!strcmp(xattn_variant_name(v), "32x64")) variant = "32x64";
+  for (int isa = 0; isa < xattn_isa_count(); ++isa) {
+    const char *name = xattn_isa_name(isa);
+    if (!xattn_isa_runnable(name)) continue;
+    const int packs = !strcmp(name, "amx");
+    for (int si = 0; si < 2; ++si) {
+      tproblem tp;
+      build(&tp, shapes[si], with(M_CAUSAL, XATTN_BF16, XATTN_MODE_BIDIRECTIONAL, 0, -1, -1), 881 + si);
+      for (int li = 0; li < 3; ++li)
+        for (int ci = 0; ci < (packs ? 2 : 1); ++ci) {
+          tp_exec e = {name, variant, layouts[li], 2, scheds[ci], li == 2 ? 3 : 0, 0};
+          xattn_options o;
+          tp_exec_options(&e, &o);
+          xattn_plan *pl = NULL;
+          CHECK(xattn_plan_create(&tp.p, &o, &pl) == XATTN_OK, "%s plan: %s", name, xattn_last_error());
+          int waves = -1;
+          const int64_t pairs = xattn_plan_kv_packed_pairs(pl, &waves);
+          xattn_plan_destroy(pl);
+          CHECK(pairs == (packs ? want_pairs[si] : 0) && waves == (packs ? want_waves[si] : 0),
+                "%s %s %s: %lld pairs packed in %d waves, expected %d in %d", name, shapes[si]->name, layouts[li],
+                (long long)pairs, waves, packs ? want_pairs[si] : 0, packs ? want_waves[si] : 0);
+          xattn_status st;
+          tp_result r = tp_run_check(&tp, &e, &st);
+          CHECK(st == XATTN_OK && tp_ok(&r), "%s %s %s schedule %d: status %d, %lld bad", name, shapes[si]->name,
+                layouts[li], (int)scheds[ci], (int)st, (long long)r.bad);
+          n_runs++;
+        }
+      tp_free(&tp);
+    }
   }
 }
 
@@ -1174,7 +1228,7 @@ static const struct {
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
     T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(cpu_class_match), T(decode_split_merge_exact),
-    T(kv_packed_once), T(config_extend_buckets),
+    T(kv_packed_once), T(kv_packed_local), T(config_extend_buckets),
 #undef T
 };
 

@@ -68,7 +68,7 @@ static const tp_shape SHAPES[] = {
      .d = 32, .dv = 32, .idx64 = 1, .cap = 5.0f, .tree_density = 0.5},
 };
 static const xattn_mode MODES[] = {XATTN_MODE_CAUSAL, XATTN_MODE_BIDIRECTIONAL, XATTN_MODE_CROSS, XATTN_MODE_TREE};
-static const char *const LAYOUTS[] = {"flat", "gqa", "kvsplit", "decode"};
+static const char *const LAYOUTS[] = {"flat", "gqa", "kvsplit", "decode", "lanes"};
 enum { N_LAYOUTS = sizeof LAYOUTS / sizeof *LAYOUTS };
 
 /* The whole output buffer: guards, padding and rows (o_bytes covers all). */

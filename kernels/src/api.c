@@ -107,7 +107,7 @@ const char *xattn_running_isa(const char *isa, xattn_dtype dtype) {
 }
 
 /* ---- layouts ----------------------------------------------------------------- */
-static const char *const layout_names[] = {"flat", "gqa", "kvsplit", "decode"};
+static const char *const layout_names[] = {"flat", "gqa", "kvsplit", "decode", "lanes"};
 enum { LAYOUT_COUNT = sizeof(layout_names) / sizeof(layout_names[0]) };
 int xattn_layout_count(void) { return LAYOUT_COUNT; }
 const char *xattn_layout_name(int i) { return i >= 0 && i < LAYOUT_COUNT ? layout_names[i] : NULL; }
@@ -152,7 +152,7 @@ xattn_status xattn_resolve_into(const xattn_problem *p, const xattn_options *opt
   if (opts->layout) {
     r->layout = (xattn_layout_kind)layout_find(opts->layout);
     if ((int)r->layout < 0)
-      return xattn_fail(XATTN_ERR_UNSUPPORTED, "options.layout: unknown layout '%s' (flat, gqa, kvsplit, decode)",
+      return xattn_fail(XATTN_ERR_UNSUPPORTED, "options.layout: unknown layout '%s' (flat, gqa, kvsplit, decode, lanes)",
                         opts->layout);
   } else {
     const int from_row = row ? layout_find(row->layout) : -1;
@@ -160,7 +160,7 @@ xattn_status xattn_resolve_into(const xattn_problem *p, const xattn_options *opt
   }
   /* the few-rows path holds a request's rows in one item: too many, and the
      flash path runs (what xattn_resolve reports too) */
-  if (r->layout == XATTN_LAYOUT_DECODE && !xattn_decode_fits(p)) r->layout = XATTN_LAYOUT_GQA;
+  if (xattn_layout_is_few_rows(r->layout) && !xattn_decode_fits(p)) r->layout = XATTN_LAYOUT_GQA;
   r->kv_splits = opts->kv_splits > 0 ? opts->kv_splits : row ? row->kv_splits : 0;
   r->prefetch = opts->prefetch != 0 ? opts->prefetch : row ? row->prefetch : 0;
   if (opts->schedule == XATTN_SCHED_STATIC || opts->schedule == XATTN_SCHED_DYNAMIC)

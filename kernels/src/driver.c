@@ -157,7 +157,8 @@ static void init_run(xattn_plan *pl) {
   run->heads_per_kv = p->heads_q / p->heads_kv;
   run->score_scale2 = p->scale * XATTN_LOG2E;
   run->cap2 = p->logit_cap > 0.0f ? p->logit_cap * XATTN_LOG2E : 0.0f;
-  const int decode = pl->layout == XATTN_LAYOUT_DECODE;
+  const int decode = xattn_layout_is_few_rows(pl->layout);
+  run->lanes = pl->layout == XATTN_LAYOUT_LANES;
   run->prefetch = !decode || pl->prefetch < 0 ? 0 : pl->prefetch > 0 ? pl->prefetch : auto_prefetch_tokens(p);
   if (run->prefetch > (1 << 16)) run->prefetch = 1 << 16; /* beyond any use; keeps t0 + prefetch in int32 */
   if (pl->layout == XATTN_LAYOUT_FLAT) {
@@ -175,7 +176,7 @@ static void init_run(xattn_plan *pl) {
 
 /* Queries one item holds: BLOCK_M, or (decode) a whole request. */
 static int item_queries(const xattn_plan *pl) {
-  return pl->layout == XATTN_LAYOUT_DECODE ? max_extend(&pl->shape) : pl->run.bm;
+  return xattn_layout_is_few_rows(pl->layout) ? max_extend(&pl->shape) : pl->run.bm;
 }
 
 /* One item per (request, block of BLOCK_M queries, group of query heads on one
@@ -184,7 +185,7 @@ static int item_queries(const xattn_plan *pl) {
 static xattn_status enumerate_items(const xattn_plan *pl, item_list *items) {
   const xattn_problem *p = &pl->shape;
   const xattn_run *run = &pl->run;
-  const int bm = item_queries(pl), gs = run->heads_per_item, decode = pl->layout == XATTN_LAYOUT_DECODE;
+  const int bm = item_queries(pl), gs = run->heads_per_item, decode = xattn_layout_is_few_rows(pl->layout);
   for (int b = 0; b < p->batch; b++) {
     for (int32_t q0 = 0; q0 < p->extend_lens[b]; q0 += bm) {
       const int32_t nq = p->extend_lens[b] - q0 < bm ? p->extend_lens[b] - q0 : bm;
@@ -214,7 +215,7 @@ static xattn_status enumerate_items(const xattn_plan *pl, item_list *items) {
  * empty when there are fewer keys. */
 static xattn_status split_key_ranges(xattn_plan *pl, item_list *items) {
   const xattn_problem *p = &pl->shape;
-  const int bn = pl->run.bn, decode = pl->layout == XATTN_LAYOUT_DECODE;
+  const int bn = pl->run.bn, decode = xattn_layout_is_few_rows(pl->layout);
   int splits = pl->kv_splits;
   if (splits <= 0) splits = (int)((4 * (int64_t)pl->threads + items->n - 1) / items->n);
   if (splits > XATTN_KVSPLIT_MAX_SPLITS) splits = XATTN_KVSPLIT_MAX_SPLITS;
@@ -259,16 +260,35 @@ nomem:
   return XATTN_ERR_NOMEM;
 }
 
-/* The workspace: each thread's scratch, the kvsplit partials, the packed K/V. */
+/* The workspace: each thread's scratch, the kvsplit partials, the packed K/V
+ * of a wave, each thread's buffer for local pairs (kvpack.c). */
 static size_t kvpack_at(const xattn_plan *pl) {
   const size_t parts = sizeof(float) * pl->part_floats * (size_t)pl->n_parts;
   return pl->scratch_bytes * (size_t)pl->team + (parts + 63) / 64 * 64;
+}
+static size_t kvpack_local_bytes(const xattn_plan *pl) { return (pl->kvpack.local_bytes + 63) / 64 * 64; }
+static size_t kvpack_local_at(const xattn_plan *pl, int thread) {
+  return kvpack_at(pl) + (pl->kvpack.bytes + 63) / 64 * 64 + kvpack_local_bytes(pl) * (size_t)thread;
+}
+
+/* A unit (a local pair, kvpack.c): packs the pair's keys into this thread's
+ * buffer (run->kvp.buf), then runs all of its items. */
+static void run_unit(xattn_kvpack_fn pack, xattn_item_fn fn, const xattn_run *run, const xattn_item *items,
+                     int64_t n, void *scratch, float *parts, size_t part_floats, int rows_max, int dv) {
+  const int b = items[0].b, kvh = items[0].kvh;
+  const int32_t base = run->kvp.key_base[b], count = run->kvp.key_count[b];
+  for (int32_t k0 = base; k0 < base + count; k0 += run->bn) {
+    const int32_t left = base + count - k0;
+    const xattn_kvpack_task t = {b, kvh, k0, left < run->bn ? left : run->bn};
+    pack(run, &t, scratch);
+  }
+  for (int64_t i = 0; i < n; i++) run_item(fn, run, &items[i], scratch, parts, part_floats, rows_max, dv);
 }
 
 xattn_status xattn_plan_partition(xattn_plan *pl) {
   init_run(pl);
   item_list items = {0};
-  const int decode = pl->layout == XATTN_LAYOUT_DECODE;
+  const int decode = xattn_layout_is_few_rows(pl->layout);
   pl->rows_max = item_queries(pl) * pl->run.heads_per_item;
   pl->part_floats = (size_t)pl->rows_max * (pl->shape.head_dim_v + 2);
   xattn_status st = enumerate_items(pl, &items);
@@ -288,7 +308,7 @@ xattn_status xattn_plan_partition(xattn_plan *pl) {
   if (pl->team > items.n && items.n > 0) pl->team = (int)items.n;
   const xattn_scratch_fn scratch_fn = decode ? pl->isa->kernels->decode_scratch_bytes : pl->isa->kernels->scratch_bytes;
   pl->scratch_bytes = (scratch_fn(&pl->run) + 63) / 64 * 64;
-  pl->workspace_bytes = items.n > 0 ? kvpack_at(pl) + pl->kvpack.bytes : 0;
+  pl->workspace_bytes = items.n > 0 ? kvpack_local_at(pl, pl->team) : 0;
   return XATTN_OK;
 }
 
@@ -302,7 +322,8 @@ void xattn_plan_partition_free(xattn_plan *pl) {
 
 /* Runs every item on an OpenMP team, each thread on its slice of the
  * workspace, wave by wave (a wave first packs its K/V, see kvpack.c; without
- * packing there is one wave), then (kvsplit) merges the groups. Allocates
+ * packing there is one wave), then the units of locally packed pairs, then
+ * (kvsplit) merges the groups. Allocates
  * nothing. */
 void xattn_plan_execute(const xattn_plan *pl, const xattn_problem *p, void *workspace) {
   if (pl->n_items == 0) return;
@@ -313,7 +334,7 @@ void xattn_plan_execute(const xattn_plan *pl, const xattn_problem *p, void *work
   const xattn_kvpack_plan *kp = &pl->kvpack;
   run.kvp.buf = kp->n_waves > 0 ? scratch + kvpack_at(pl) : NULL;
   const xattn_item_fn fn =
-      pl->layout == XATTN_LAYOUT_DECODE ? pl->isa->kernels->decode_item : pl->isa->kernels->items[pl->variant];
+      xattn_layout_is_few_rows(pl->layout) ? pl->isa->kernels->decode_item : pl->isa->kernels->items[pl->variant];
   const xattn_kvpack_fn pack = pl->isa->kernels->kv_pack;
   const size_t scratch_bytes = pl->scratch_bytes, part_floats = pl->part_floats;
   const int rows_max = pl->rows_max, dv = p->head_dim_v;
@@ -326,7 +347,7 @@ void xattn_plan_execute(const xattn_plan *pl, const xattn_problem *p, void *work
   {
     void *mine = scratch + scratch_bytes * (size_t)omp_get_thread_num();
     for (int w = 0; w < waves; w++) {
-      const int64_t i0 = kp->n_waves > 0 ? kp->wave_items[w] : 0, i1 = kp->n_waves > 0 ? kp->wave_items[w + 1] : n_items;
+      const int64_t i0 = kp->wave_items ? kp->wave_items[w] : 0, i1 = kp->wave_items ? kp->wave_items[w + 1] : n_items;
       if (kp->n_waves > 0) {
         if (w > 0) {
 #pragma omp barrier
@@ -340,6 +361,21 @@ void xattn_plan_execute(const xattn_plan *pl, const xattn_problem *p, void *work
       } else {
 #pragma omp for schedule(static, 1) nowait
         for (int64_t i = i0; i < i1; i++) run_item(fn, &run, &iv[i], mine, parts, part_floats, rows_max, dv);
+      }
+    }
+    if (kp->n_units > 0) {
+      xattn_run mine_run = run; /* local pairs: this thread's buffer */
+      mine_run.kvp.buf = scratch + kvpack_local_at(pl, omp_get_thread_num());
+      if (dynamic) {
+#pragma omp for schedule(dynamic, 1) nowait
+        for (int64_t u = 0; u < kp->n_units; u++)
+          run_unit(pack, fn, &mine_run, &iv[kp->unit_items[u]], kp->unit_items[u + 1] - kp->unit_items[u], mine,
+                   parts, part_floats, rows_max, dv);
+      } else {
+#pragma omp for schedule(static, 1) nowait
+        for (int64_t u = 0; u < kp->n_units; u++)
+          run_unit(pack, fn, &mine_run, &iv[kp->unit_items[u]], kp->unit_items[u + 1] - kp->unit_items[u], mine,
+                   parts, part_floats, rows_max, dv);
       }
     }
     if (n_groups > 0) {

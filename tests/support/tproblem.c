@@ -549,7 +549,7 @@ int tp_exec_list(tp_level level, tp_exec **out) {
   int nlc = 0;
   for (int l = 0; l < xattn_layout_count(); ++l) {
     const char *name = xattn_layout_name(l);
-    const int kvsplit = !strcmp(name, "kvsplit"), decode = !strcmp(name, "decode");
+    const int kvsplit = !strcmp(name, "kvsplit"), decode = !strcmp(name, "decode") || !strcmp(name, "lanes");
     for (int k = 0; k < (kvsplit || decode ? 4 : 1) && nlc < 64; ++k) {
       lc[nlc].layout = name;
       lc[nlc].splits = kvsplit ? kv_split_values[k] : decode ? decode_values[k][0] : 0;
@@ -582,7 +582,8 @@ int tp_exec_list(tp_level level, tp_exec **out) {
       for (int v = 0; v < nv; ++v)
         for (int l = 0; l < nlc; ++l)
           for (int ts = 0; ts < nts; ++ts) {
-            if (v > 0 && !strcmp(lc[l].layout, "decode")) break; /* the decode path has no variants */
+            if (v > 0 && (!strcmp(lc[l].layout, "decode") || !strcmp(lc[l].layout, "lanes")))
+              break; /* the few-rows layouts have no variants */
             int k = level == TP_LEVEL_FULL ? ts : rot++;
             tp_exec e = {isas[i], xattn_variant_name(v), lc[l].layout, thread_values[k % 3],
                          sched_values[(k / 3) % 3], lc[l].splits, lc[l].prefetch};

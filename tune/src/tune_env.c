@@ -75,7 +75,7 @@ int tune_env_open(tune_env *e, char *err, size_t errn) {
     a->variants[a->n_variants++] = xattn_variant_name(i);
   for (int i = 0; i < xattn_layout_count() && a->n_layouts < TUNE_MAX_AXIS; i++)
     a->layouts[a->n_layouts++] = xattn_layout_name(i);
-  /* decode layout: key-range splits and prefetch distances in tokens:
+  /* few-rows layouts (decode, lanes): key-range splits and prefetch distances in tokens:
      0 = the kernels' auto rule, -1 = no software prefetch */
   static const int split_values[] = {0, 1, 2, 4, 8}, prefetch_values[] = {0, -1, 64};
   a->n_splits = (int)(sizeof split_values / sizeof *split_values);

@@ -26,11 +26,11 @@ static int kvsplit_without_prefix(const tune_prune_ctx *x, const tune_cand *c) {
   return strcmp(c->layout, "kvsplit") == 0 && x->cls->prefix_bucket == 0;
 }
 static int decode_ignores_variant(const tune_prune_ctx *x, const tune_cand *c) {
-  return strcmp(c->layout, "decode") == 0 && strcmp(c->variant, x->first_variant) != 0;
+  return tune_layout_few_rows(c->layout) && strcmp(c->variant, x->first_variant) != 0;
 }
 static int decode_rows_beyond_limit(const tune_prune_ctx *x, const tune_cand *c) {
   /* the kernels run gqa instead (XATTN_DECODE_MAX_ROWS): nothing new to measure */
-  return strcmp(c->layout, "decode") == 0 && x->cls->max_extend * x->cls->heads_q > 2048;
+  return tune_layout_few_rows(c->layout) && x->cls->max_extend * x->cls->heads_q > 2048;
 }
 static int block_m_beyond_extend(const tune_prune_ctx *x, const tune_cand *c) {
   /* more than half of every query tile would be padding */
@@ -64,8 +64,8 @@ static struct {
 } constraints[] = {
     {"threads-beyond-cores", "more threads than usable cores only adds contention", threads_beyond_cores, 0},
     {"kvsplit-without-prefix", "splitting the key range pays only when a prefix makes keys >> queries", kvsplit_without_prefix, 0},
-    {"decode-ignores-variant", "the decode path has no BLOCK_M x BLOCK_N: one variant stands for all", decode_ignores_variant, 0},
-    {"decode-rows-beyond-limit", "a request holds more than 2048 rows (E_b x H_Q): the decode layout runs gqa", decode_rows_beyond_limit, 0},
+    {"decode-ignores-variant", "the few-rows layouts (decode, lanes) have no BLOCK_M x BLOCK_N: one variant stands for all", decode_ignores_variant, 0},
+    {"decode-rows-beyond-limit", "a request holds more than 2048 rows (E_b x H_Q): the few-rows layouts run gqa", decode_rows_beyond_limit, 0},
     {"block-m-beyond-extend", "BLOCK_M >= 2x the longest extend: most of each query tile is padding", block_m_beyond_extend, 0},
     {"block-n-beyond-keys", "BLOCK_N >= 2x the longest key range: most of each key tile is padding", block_n_beyond_keys, 0},
     {"scratch-beyond-l2", "the tile working set (tune_scratch_bytes) does not fit the per-core L2 it targets", scratch_beyond_l2, 0},

@@ -10,7 +10,7 @@ int tune_run_all(tune_run *run) {
   run->budget.classes_total = run->n_classes;
   run->budget.classes_done = 0;
   if (run->budget.start == 0) run->budget.start = xc_now();
-  /* the decode layout multiplies by its split and prefetch values */
+  /* the few-rows layouts multiply by their split and prefetch values */
   const int per_layout = (run->axes->n_splits > 0 ? run->axes->n_splits : 1) *
                          (run->axes->n_prefetch > 0 ? run->axes->n_prefetch : 1);
   int cap = run->axes->n_variants * run->axes->n_layouts * per_layout * run->axes->n_schedules *

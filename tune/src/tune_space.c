@@ -32,6 +32,10 @@ int tune_parse_variant(const char *v, int *bm, int *bn) {
   return 0;
 }
 
+int tune_layout_few_rows(const char *layout) {
+  return !strcmp(layout, "decode") || !strcmp(layout, "lanes");
+}
+
 static void copy_name(char *dst, const char *src) {
   snprintf(dst, TUNE_NAME_MAX, "%s", src);
 }
@@ -52,9 +56,9 @@ int tune_space_enumerate(const tune_class *cls, const tune_axes *axes,
   int n = 0;
   for (int v = 0; v < axes->n_variants; v++)
     for (int l = 0; l < axes->n_layouts; l++) {
-      /* split count and prefetch distance are axes of the decode path only
+      /* split count and prefetch distance are axes of the few-rows layouts only
          (kvsplit keeps its auto split count: its space stays what it was) */
-      const int splitting = !strcmp(axes->layouts[l], "decode"), prefetching = splitting;
+      const int splitting = tune_layout_few_rows(axes->layouts[l]), prefetching = splitting;
       const int ns = splitting && axes->n_splits ? axes->n_splits : 1;
       const int np = prefetching && axes->n_prefetch ? axes->n_prefetch : 1;
       const int *sv = splitting && axes->n_splits ? axes->splits : auto_only;

@@ -64,6 +64,10 @@ void tune_cand_make_key(tune_cand *c);
 /* Parses "BMxBN"; 0 on success. */
 int tune_parse_variant(const char *v, int *bm, int *bn);
 
+/* 1 for the few-rows layouts ("decode", "lanes"): no BLOCK_M x BLOCK_N, their
+   own split-count and prefetch axes, a request's rows in one item. */
+int tune_layout_few_rows(const char *layout);
+
 /* Every combination of the axes for a class, minus what the constraints prune.
  * Writes at most cap candidates into out; returns how many survived. Prune
  * counts accumulate into the constraint table (tune_prune_report). */

@@ -169,15 +169,17 @@ typedef enum xattn_schedule { XATTN_SCHED_AUTO = 0, XATTN_SCHED_STATIC = 1, XATT
 
 typedef struct xattn_options {
   const char *variant; /* "BMxBN", e.g. "64x128"; NULL: from the config header */
-  const char *layout;  /* "flat", "gqa", "kvsplit", "decode"; NULL: from the config header.
-                          "decode" (few rows: decode steps, small extends) runs gqa when a
-                          request holds more than 2048 rows (E_b x H_Q) */
+  const char *layout;  /* "flat", "gqa", "kvsplit", "decode", "lanes"; NULL: from the config
+                          header. "decode" (few rows: decode steps, small extends) and
+                          "lanes" (the same items, a KV group's query rows across vector
+                          lanes: small extends of ~4 to 64 tokens) run gqa when a request
+                          holds more than 2048 rows (E_b x H_Q) */
   const char *isa;     /* an xattn_isa_name() (kernels/src/isa/isas.def); NULL: best runnable */
   int threads;         /* <= 0: OpenMP's default */
   xattn_schedule schedule;
-  int kv_splits;       /* kvsplit / decode layouts: number of key-range splits; <= 0: from the
+  int kv_splits;       /* kvsplit / decode / lanes layouts: number of key-range splits; <= 0: from the
                           config header, else auto */
-  int prefetch;        /* decode layout: software prefetch distance in tokens; 0: from the
+  int prefetch;        /* decode / lanes layouts: software prefetch distance in tokens; 0: from the
                           config header, else auto; < 0: off */
 } xattn_options;
 

@@ -42,6 +42,7 @@ typedef struct xattn_run {
   float cap2;            /* logit_cap * log2(e), 0 = off */
   const int64_t *ext_start; /* [B] first row of request b (extend_start or prefix sum) */
   int prefetch;          /* decode layout: software prefetch distance in tokens, 0 = none */
+  int lanes;             /* few-rows items: 1 = layout lanes (decode.inc's rows-in-lanes tiles) */
   xattn_kvpack kvp;      /* K/V packed per (request, KV head), or buf NULL */
 } xattn_run;
 
@@ -82,8 +83,8 @@ typedef size_t (*xattn_kvpack_bytes_fn)(const xattn_run *run, int32_t keys);
 typedef struct xattn_isa_kernels {
   xattn_scratch_fn scratch_bytes;
   const xattn_item_fn *items;
-  /* the few-rows path (layout "decode", src/decode/decode.inc): one item = a
-     request's rows over a key range, any variant */
+  /* the few-rows path (layouts "decode" and "lanes", src/decode/decode.inc):
+     one item = a request's rows over a key range, any variant */
   xattn_item_fn decode_item;
   xattn_scratch_fn decode_scratch_bytes;
   /* K/V packed once per (request, KV head) (xattn_kvpack), NULL where the
@@ -147,10 +148,19 @@ typedef enum xattn_layout_kind {
   XATTN_LAYOUT_FLAT = 0,
   XATTN_LAYOUT_GQA = 1,
   XATTN_LAYOUT_KVSPLIT = 2,
-  XATTN_LAYOUT_DECODE = 3
+  XATTN_LAYOUT_DECODE = 3,
+  XATTN_LAYOUT_LANES = 4
 } xattn_layout_kind;
 
-/* The decode layout holds every row of a request (E_b x H_Q) in one item;
+/* The few-rows layouts: `decode` (rows blocked by 4, keys reduced in vector
+ * dot products) and `lanes` (a KV group's query rows across vector lanes,
+ * for groups of ~16 to 256 rows); both run decode.inc's items, one item per
+ * request and key range, with the same splits, prefetch and row limit. */
+static inline int xattn_layout_is_few_rows(xattn_layout_kind l) {
+  return l == XATTN_LAYOUT_DECODE || l == XATTN_LAYOUT_LANES;
+}
+
+/* The few-rows layouts hold every row of a request (E_b x H_Q) in one item;
  * past this many rows a call asking for it runs gqa instead (its rows would
  * no longer stay in L2). driver.c: 1 if p's longest request fits. */
 #define XATTN_DECODE_MAX_ROWS 2048

@@ -245,7 +245,7 @@ def _tune_cache_grids(ds):
     counts and placements, each the median of its repetitions), as speed
     relative to the fastest tile. What a fresh sweep has: its benchmark runs
     measure only the variant each header chose. Candidates without a tile (the
-    few-rows decode layout) are in the notes, not in the grid."""
+    few-rows decode and lanes layouts) are in the notes, not in the grid."""
     classes = {}
     for cache in sorted(ds.tune_caches, key=lambda c: os.path.getmtime(c.path) if os.path.exists(c.path) else 0):
         for cls in cache.times:
@@ -259,7 +259,7 @@ def _tune_cache_grids(ds):
             if not f:
                 continue
             m = _VARIANT.match(f["variant"])
-            if f["layout"] == "decode" or not m:
+            if f["layout"] in ("decode", "lanes") or not m:
                 if t < untiled.get(f["layout"], (float("inf"),))[0]:
                     untiled[f["layout"]] = (t, cand)
                 continue
