@@ -1107,6 +1107,58 @@ static void kv_packed_once(void) {
   }
 }
 
+/* ---- kv_packed_local ------------------------------------------------------------
+ * Requests whose items would pack each key only a few times (2 to 8) are
+ * packed per (request, KV head) by the thread that then runs all of that
+ * pair's items, in its own buffer (kvpack.c, "local"). Bidirectional, one
+ * batch: request 0 (600 queries) packs once for the call (a wave), request 1
+ * (100 queries, 4 or 7 query blocks) locally, request 2 (16 queries, one
+ * block) per item, and request 3 (40 queries on a 5000-key prefix) per item
+ * too because one pair's packed keys pass the local bound (1 MiB). Then the
+ * same without request 0: local pairs and no wave. Each run, under gqa, flat
+ * and kvsplit with the dynamic and the static schedule on 2 threads, must
+ * match the reference; other ISAs pack nothing. */
+static void kv_packed_local(void) {
+  tp_shape all = {"kv_local", 4, {0, 0, 0, 5000}, {600, 100, 16, 40}, {0}, 2, 2, 64, 48, 0, 0, 0, 1, 0, 0, 0, 0};
+  tp_shape no_wave = {"kv_local_only", 3, {0, 0, 5000}, {100, 16, 40}, {0}, 2, 2, 64, 48, 0, 0, 0, 1, 0, 0, 0, 0};
+  const tp_shape *shapes[] = {&all, &no_wave};
+  const int want_pairs[] = {4, 2}, want_waves[] = {1, 0};
+  const char *layouts[] = {"gqa", "flat", "kvsplit"};
+  const xattn_schedule scheds[] = {XATTN_SCHED_DYNAMIC, XATTN_SCHED_STATIC};
+  const char *variant = "16x64";
+  for (int v = 0; v < xattn_variant_count(); ++v)
+    if (!strcmp(xattn_variant_name(v), "32x64")) variant = "32x64";
+  for (int isa = 0; isa < xattn_isa_count(); ++isa) {
+    const char *name = xattn_isa_name(isa);
+    if (!xattn_isa_runnable(name)) continue;
+    const int packs = !strcmp(name, "amx");
+    for (int si = 0; si < 2; ++si) {
+      tproblem tp;
+      build(&tp, shapes[si], with(M_CAUSAL, XATTN_BF16, XATTN_MODE_BIDIRECTIONAL, 0, -1, -1), 881 + si);
+      for (int li = 0; li < 3; ++li)
+        for (int ci = 0; ci < (packs ? 2 : 1); ++ci) {
+          tp_exec e = {name, variant, layouts[li], 2, scheds[ci], li == 2 ? 3 : 0, 0};
+          xattn_options o;
+          tp_exec_options(&e, &o);
+          xattn_plan *pl = NULL;
+          CHECK(xattn_plan_create(&tp.p, &o, &pl) == XATTN_OK, "%s plan: %s", name, xattn_last_error());
+          int waves = -1;
+          const int64_t pairs = xattn_plan_kv_packed_pairs(pl, &waves);
+          xattn_plan_destroy(pl);
+          CHECK(pairs == (packs ? want_pairs[si] : 0) && waves == (packs ? want_waves[si] : 0),
+                "%s %s %s: %lld pairs packed in %d waves, expected %d in %d", name, shapes[si]->name, layouts[li],
+                (long long)pairs, waves, packs ? want_pairs[si] : 0, packs ? want_waves[si] : 0);
+          xattn_status st;
+          tp_result r = tp_run_check(&tp, &e, &st);
+          CHECK(st == XATTN_OK && tp_ok(&r), "%s %s %s schedule %d: status %d, %lld bad", name, shapes[si]->name,
+                layouts[li], (int)scheds[ci], (int)st, (long long)r.bad);
+          n_runs++;
+        }
+      tp_free(&tp);
+    }
+  }
+}
+
 /* ---- cpu_class_match ---------------------------------------------------------
  * Multi-CPU config headers: a CPU uses its own class's rows, else the nearest
  * class of its ISA (microarchitecture before caches), else none (the hand
@@ -1176,7 +1228,7 @@ static const struct {
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
     T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(cpu_class_match), T(decode_split_merge_exact),
-    T(kv_packed_once), T(config_extend_buckets),
+    T(kv_packed_once), T(kv_packed_local), T(config_extend_buckets),
 #undef T
 };
 

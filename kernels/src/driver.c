@@ -260,10 +260,29 @@ nomem:
   return XATTN_ERR_NOMEM;
 }
 
-/* The workspace: each thread's scratch, the kvsplit partials, the packed K/V. */
+/* The workspace: each thread's scratch, the kvsplit partials, the packed K/V
+ * of a wave, each thread's buffer for local pairs (kvpack.c). */
 static size_t kvpack_at(const xattn_plan *pl) {
   const size_t parts = sizeof(float) * pl->part_floats * (size_t)pl->n_parts;
   return pl->scratch_bytes * (size_t)pl->team + (parts + 63) / 64 * 64;
+}
+static size_t kvpack_local_bytes(const xattn_plan *pl) { return (pl->kvpack.local_bytes + 63) / 64 * 64; }
+static size_t kvpack_local_at(const xattn_plan *pl, int thread) {
+  return kvpack_at(pl) + (pl->kvpack.bytes + 63) / 64 * 64 + kvpack_local_bytes(pl) * (size_t)thread;
+}
+
+/* A unit (a local pair, kvpack.c): packs the pair's keys into this thread's
+ * buffer (run->kvp.buf), then runs all of its items. */
+static void run_unit(xattn_kvpack_fn pack, xattn_item_fn fn, const xattn_run *run, const xattn_item *items,
+                     int64_t n, void *scratch, float *parts, size_t part_floats, int rows_max, int dv) {
+  const int b = items[0].b, kvh = items[0].kvh;
+  const int32_t base = run->kvp.key_base[b], count = run->kvp.key_count[b];
+  for (int32_t k0 = base; k0 < base + count; k0 += run->bn) {
+    const int32_t left = base + count - k0;
+    const xattn_kvpack_task t = {b, kvh, k0, left < run->bn ? left : run->bn};
+    pack(run, &t, scratch);
+  }
+  for (int64_t i = 0; i < n; i++) run_item(fn, run, &items[i], scratch, parts, part_floats, rows_max, dv);
 }
 
 xattn_status xattn_plan_partition(xattn_plan *pl) {
@@ -289,7 +308,7 @@ xattn_status xattn_plan_partition(xattn_plan *pl) {
   if (pl->team > items.n && items.n > 0) pl->team = (int)items.n;
   const xattn_scratch_fn scratch_fn = decode ? pl->isa->kernels->decode_scratch_bytes : pl->isa->kernels->scratch_bytes;
   pl->scratch_bytes = (scratch_fn(&pl->run) + 63) / 64 * 64;
-  pl->workspace_bytes = items.n > 0 ? kvpack_at(pl) + pl->kvpack.bytes : 0;
+  pl->workspace_bytes = items.n > 0 ? kvpack_local_at(pl, pl->team) : 0;
   return XATTN_OK;
 }
 
@@ -303,7 +322,8 @@ void xattn_plan_partition_free(xattn_plan *pl) {
 
 /* Runs every item on an OpenMP team, each thread on its slice of the
  * workspace, wave by wave (a wave first packs its K/V, see kvpack.c; without
- * packing there is one wave), then (kvsplit) merges the groups. Allocates
+ * packing there is one wave), then the units of locally packed pairs, then
+ * (kvsplit) merges the groups. Allocates
  * nothing. */
 void xattn_plan_execute(const xattn_plan *pl, const xattn_problem *p, void *workspace) {
   if (pl->n_items == 0) return;
@@ -327,7 +347,7 @@ void xattn_plan_execute(const xattn_plan *pl, const xattn_problem *p, void *work
   {
     void *mine = scratch + scratch_bytes * (size_t)omp_get_thread_num();
     for (int w = 0; w < waves; w++) {
-      const int64_t i0 = kp->n_waves > 0 ? kp->wave_items[w] : 0, i1 = kp->n_waves > 0 ? kp->wave_items[w + 1] : n_items;
+      const int64_t i0 = kp->wave_items ? kp->wave_items[w] : 0, i1 = kp->wave_items ? kp->wave_items[w + 1] : n_items;
       if (kp->n_waves > 0) {
         if (w > 0) {
 #pragma omp barrier
@@ -341,6 +361,21 @@ void xattn_plan_execute(const xattn_plan *pl, const xattn_problem *p, void *work
       } else {
 #pragma omp for schedule(static, 1) nowait
         for (int64_t i = i0; i < i1; i++) run_item(fn, &run, &iv[i], mine, parts, part_floats, rows_max, dv);
+      }
+    }
+    if (kp->n_units > 0) {
+      xattn_run mine_run = run; /* local pairs: this thread's buffer */
+      mine_run.kvp.buf = scratch + kvpack_local_at(pl, omp_get_thread_num());
+      if (dynamic) {
+#pragma omp for schedule(dynamic, 1) nowait
+        for (int64_t u = 0; u < kp->n_units; u++)
+          run_unit(pack, fn, &mine_run, &iv[kp->unit_items[u]], kp->unit_items[u + 1] - kp->unit_items[u], mine,
+                   parts, part_floats, rows_max, dv);
+      } else {
+#pragma omp for schedule(static, 1) nowait
+        for (int64_t u = 0; u < kp->n_units; u++)
+          run_unit(pack, fn, &mine_run, &iv[kp->unit_items[u]], kp->unit_items[u + 1] - kp->unit_items[u], mine,
+                   parts, part_floats, rows_max, dv);
       }
     }
     if (n_groups > 0) {

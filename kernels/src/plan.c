@@ -86,7 +86,7 @@ void xattn_plan_describe(const xattn_plan *plan, const char **variant, const cha
 
 int64_t xattn_plan_kv_packed_pairs(const xattn_plan *plan, int *waves) {
   if (waves) *waves = plan ? plan->kvpack.n_waves : 0;
-  if (!plan || plan->kvpack.n_waves == 0) return 0;
+  if (!plan || !plan->kvpack.pair_off) return 0;
   const int64_t pairs = (int64_t)plan->shape.batch * plan->shape.heads_kv;
   int64_t n = 0;
   for (int64_t q = 0; q < pairs; q++) n += plan->kvpack.pair_off[q] >= 0;

@@ -97,7 +97,9 @@ XATTN_API void xattn_plan_describe(const xattn_plan *plan, const char **variant,
                                    const char **isa, int *threads);
 /* How many (request, KV head) pairs the plan's runs pack K and V for once,
  * for all their query blocks and heads (kernels/README.md, "The AMX path"),
- * instead of per work item; and in how many waves (0: none packed). */
+ * instead of per work item; and in how many waves the call-wide packing runs
+ * (0: none). Pairs packed locally (by the thread that runs all of the pair's
+ * items, just before them) count as packed but need no wave. */
 XATTN_API int64_t xattn_plan_kv_packed_pairs(const xattn_plan *plan, int *waves);
 
 #ifdef __cplusplus

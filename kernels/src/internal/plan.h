@@ -18,14 +18,22 @@ typedef struct xattn_split_group {
  * The pairs are packed in waves whose packed K/V fit a bound: a wave packs
  * its pairs (tasks[wave_tasks[w] .. wave_tasks[w + 1])), then runs the items
  * of those pairs (items[wave_items[w] .. wave_items[w + 1]]), reusing the
- * buffer of `bytes`. n_waves = 0: off (one wave of every item, no packing). */
+ * buffer of `bytes`. n_waves = 0: no wave packs (one wave of the items
+ * before the units, no packing).
+ * Local pairs (units): a pair whose items would pack each key only a few
+ * times is packed by the thread that then runs all of its items, into that
+ * thread's own buffer of `local_bytes` (pair_off 0), so the packed keys are
+ * still in its L2 when the items read them. Unit u runs items
+ * [unit_items[u], unit_items[u + 1]), which come after every wave's items. */
 typedef struct xattn_kvpack_plan {
-  int64_t *pair_off;          /* [B * H_KV] offset in the wave's buffer, -1 = not packed */
+  int64_t *pair_off;          /* [B * H_KV] offset in the wave's (or the thread's local) buffer, -1 = not packed */
   int32_t *key_base;          /* [B] first packed key, [B] how many (key_count = key_base + B) */
   xattn_kvpack_task *tasks;
   int64_t *wave_tasks, *wave_items; /* [n_waves + 1] each */
   int n_waves;
   size_t bytes;               /* the largest wave's packed K/V */
+  int64_t n_units, *unit_items; /* [n_units + 1] */
+  size_t local_bytes;         /* the largest local pair's packed K/V (one buffer per thread) */
 } xattn_kvpack_plan;
 
 struct xattn_plan {
