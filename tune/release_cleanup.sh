@@ -8,12 +8,22 @@
 #     STAMP_xattn_config_tuned.h becomes STAMP_xattn_config_tuned.h.unfinished
 #     (kept as evidence, but no longer matched by `*_xattn_config_tuned.h`, e.g.
 #     by `xattn-tune merge`), its STAMP_*.tmp files are removed, and so is the marker.
-# A PID that is still running (or that this user cannot see) is left alone:
+# A PID that is still running (or that this user cannot see) is left alone (a
+# zombie is not running):
 # its writer may still be at work. The same rule as xattn-bench's stale
 # .tmp-STAMP-PID.json files (bench/src/xattn_bench_main.cc).
 set -euo pipefail
 
-alive() { [ -d "/proc/$1" ]; }
+# running: /proc/PID exists and is not a zombie. A killed writer's orphaned
+# children are reaped by init, which on some machines (firecracker VMs) does
+# it lazily: for a while the dead writer is a zombie, and it writes nothing.
+alive() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  stat=${stat##*) } # the state follows the last ')' (the name may hold anything)
+  case "${stat%% *}" in Z|X) return 1 ;; esac
+  return 0
+}
 
 for dir in "$@"; do
   [ -d "$dir" ] || continue

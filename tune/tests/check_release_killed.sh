@@ -82,7 +82,16 @@ check [ -f "$hdr2" ]
 check [ -e "$out/.release-running-$stamp2-$pid" ]
 check [ -n "$(ls "$out" | grep "^${stamp2}_.*\.tmp\.")" ]
 
-# 3. the next run cleans up run 2, then fails on its own
+# 3. the next run cleans up run 2, then fails on its own. Run 2's tuner (the
+# temp file's writer) got the KILL too; wait until it has died (gone, or a
+# zombie its new parent has not reaped yet: release_cleanup.sh counts both as
+# dead), so that what run 3 sees does not depend on how busy the machine is.
+tuner=$(ls "$out" | grep "^${stamp2}_.*\.tmp\." | head -1); tuner=${tuner##*.tmp.}
+for _ in $(seq 100); do
+  st=$(cat "/proc/$tuner/stat" 2>/dev/null) || break
+  st=${st##*) }; case "${st%% *}" in Z|X) break ;; esac
+  sleep 0.1
+done
 sleep 1.1
 dead=$pid
 PATH="$tmp/path:$PATH" FAKE_TUNE_FAIL=1 "$src/tune/release.sh" --tune-build "$tmp/tb" --release-build "$tmp/rb" \
