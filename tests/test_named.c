@@ -542,6 +542,7 @@ static void nonfinite_inputs(void) {
   tp_shape causal64 = {"causal64", 1, {0}, {64}, {0}, 2, 1, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0};
   tp_shape prefixed = {"prefixed", 1, {5}, {20}, {0}, 2, 1, 16, 16, 0, 0, 0, 0, 0, 0, 1, 0};
   tp_shape bidir = {"bidir40", 1, {0}, {40}, {0}, 1, 1, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0};
+  tp_shape bidir128 = {"bidir128", 1, {0}, {128}, {0}, 2, 1, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0};
   for (int dt = 0; dt < 3; ++dt) {
     tproblem tp;
     /* 1. +Inf in the last token's v: only the last query sees it (the issue's
@@ -585,6 +586,28 @@ static void nonfinite_inputs(void) {
     tp_set(&tp, tp.v_ext, &tp.p.v_ext, 7, 0, 9, INFINITY);
     tp_reference(&tp);
     CHECK(ref_count(&tp, 1) == 20 * 16 + 20, "%s: reference: %lld NaN, want 340", xattn_dtype_name(dt),
+          (long long)ref_count(&tp, 1));
+    check_list(&tp, g_layouts, g_nlayouts);
+    tp_free(&tp);
+
+    /* 5. Rows whose first whole span of keys scores only -inf / NaN, before any
+       finite score (the lanes tile's spans of 64 keys: 128 keys, every query
+       sees both spans whole, so no partial tile repairs a row afterwards).
+       +Inf in element 0 of keys 0..63 and q[0] = -0.5 (even queries: span 0
+       all -inf, weight 0 with m and l kept, span 1 finite) or +0.5 (odd: +inf
+       scores, NaN rows); then NaN in even query 4's head 1: every score NaN,
+       and its l must turn NaN in span 0 although its m stays -inf. */
+    build(&tp, &bidir128, with(M_CAUSAL, dt, XATTN_MODE_BIDIRECTIONAL, 0, -1, -1), 154);
+    for (int j = 0; j < 64; ++j) tp_set(&tp, tp.k_ext, &tp.p.k_ext, j, 0, 0, INFINITY);
+    for (int i = 0; i < 128; ++i)
+      for (int h = 0; h < 2; ++h) tp_set(&tp, tp.q, &tp.p.q, i, h, 0, i % 2 ? 0.5f : -0.5f);
+    tp_reference(&tp);
+    CHECK(ref_count(&tp, 1) == 64 * 2 * 16 && ref_count(&tp, 0) == 0, "%s: reference: %lld NaN, %lld Inf, want 2048 NaN",
+          xattn_dtype_name(dt), (long long)ref_count(&tp, 1), (long long)ref_count(&tp, 0));
+    check_list(&tp, g_layouts, g_nlayouts);
+    tp_set(&tp, tp.q, &tp.p.q, 4, 1, 7, NAN);
+    tp_reference(&tp);
+    CHECK(ref_count(&tp, 1) == 64 * 2 * 16 + 16, "%s: reference: %lld NaN, want 2064", xattn_dtype_name(dt),
           (long long)ref_count(&tp, 1));
     check_list(&tp, g_layouts, g_nlayouts);
     tp_free(&tp);

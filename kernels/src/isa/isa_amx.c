@@ -366,6 +366,7 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
  * keys packed once for the whole call serves any tile starting on a block */
 #define HOOK_KV_PREPACK 1
 #include "isa/item.inc"
+#define XATTN_LANES_AMX 1 /* the lanes span of bf16 problems on tiles (decode/lanes_amx.inc) */
 #include "decode/decode.inc"
 
 XATTN_ISA_KERNELS(amx);
