@@ -1192,6 +1192,7 @@ static void decode_split_merge_exact(void) {
   const int splits[] = {2, 3, 7, 64, 5000};
   const int windows[][2] = {{-1, -1}, {40, -1}};
   static const char *const few_rows[] = {"decode", "lanes"}; /* both few-rows layouts */
+  const char *variant = tp_compiled_variant("64x64");
   for (int lay = 0; lay < 2; ++lay)
   for (int wi = 0; wi < 2; ++wi)
     for (int isa = 0; isa < xattn_isa_count(); ++isa) {
@@ -1202,7 +1203,7 @@ static void decode_split_merge_exact(void) {
       const int64_t n = tp.p.total_tokens * tp.p.heads_q * tp.p.head_dim_v;
       double *whole = malloc(sizeof(double) * (size_t)n);
       xattn_status st;
-      tp_exec e = {name, "64x64", few_rows[lay], 2, XATTN_SCHED_AUTO, 1, 0};
+      tp_exec e = {name, variant, few_rows[lay], 2, XATTN_SCHED_AUTO, 1, 0};
       tp_result r = tp_run_check(&tp, &e, &st);
       CHECK(st == XATTN_OK && tp_ok(&r), "%s unsplit: status %d, %lld bad", name, (int)st, (long long)r.bad);
       int64_t at = 0;
@@ -1210,7 +1211,7 @@ static void decode_split_merge_exact(void) {
         for (int h = 0; h < tp.p.heads_q; ++h)
           for (int d = 0; d < tp.p.head_dim_v; ++d) whole[at++] = tp_out(&tp, t, h, d);
       for (size_t k = 0; k < sizeof splits / sizeof *splits; ++k) {
-        tp_exec es = {name, "64x64", few_rows[lay], 2, XATTN_SCHED_AUTO, splits[k], 0};
+        tp_exec es = {name, variant, few_rows[lay], 2, XATTN_SCHED_AUTO, splits[k], 0};
         r = tp_run_check(&tp, &es, &st);
         CHECK(st == XATTN_OK && tp_ok(&r), "%s %d splits: status %d, %lld bad", name, splits[k], (int)st, (long long)r.bad);
         /* values are averages of V entries in [-1, 1): a few fp32 ulps of 1 */
@@ -1227,7 +1228,7 @@ static void decode_split_merge_exact(void) {
         n_runs++;
       }
       /* absurd split counts and prefetch distances are clamped, not overflowed */
-      tp_exec ex = {name, "64x64", few_rows[lay], 2, XATTN_SCHED_AUTO, INT_MAX, INT_MAX};
+      tp_exec ex = {name, variant, few_rows[lay], 2, XATTN_SCHED_AUTO, INT_MAX, INT_MAX};
       r = tp_run_check(&tp, &ex, &st);
       CHECK(st == XATTN_OK && tp_ok(&r), "%s INT_MAX splits / prefetch: status %d, %lld bad", name, (int)st,
             (long long)r.bad);
@@ -1250,10 +1251,8 @@ static void kv_packed_once(void) {
   const int windows[][2] = {{-1, -1}, {300, -1}};
   const char *layouts[] = {"gqa", "flat", "kvsplit"};
   const char *bounds[] = {NULL, "1", "190000", "370000", "540000"}; /* a pair: ~180 KB */
-  /* 32-query blocks (or 16), whichever this build compiled */
-  const char *variant = "16x64";
-  for (int v = 0; v < xattn_variant_count(); ++v)
-    if (!strcmp(xattn_variant_name(v), "32x64")) variant = "32x64";
+  /* 32-query blocks, or the nearest this build compiled */
+  const char *variant = tp_compiled_variant("32x64");
   for (int isa = 0; isa < xattn_isa_count(); ++isa) {
     const char *name = xattn_isa_name(isa);
     if (!xattn_isa_runnable(name)) continue;
@@ -1310,9 +1309,7 @@ static void kv_packed_local(void) {
   const int want_pairs[] = {4, 2}, want_waves[] = {1, 0};
   const char *layouts[] = {"gqa", "flat", "kvsplit"};
   const xattn_schedule scheds[] = {XATTN_SCHED_DYNAMIC, XATTN_SCHED_STATIC};
-  const char *variant = "16x64";
-  for (int v = 0; v < xattn_variant_count(); ++v)
-    if (!strcmp(xattn_variant_name(v), "32x64")) variant = "32x64";
+  const char *variant = tp_compiled_variant("32x64");
   for (int isa = 0; isa < xattn_isa_count(); ++isa) {
     const char *name = xattn_isa_name(isa);
     if (!xattn_isa_runnable(name)) continue;
