@@ -497,6 +497,28 @@ static void partial_masked_tile_no_nan(void) {
     }
 }
 
+/* ---- lazy_max_outgrown ---------------------------------------------------- */
+static void lazy_max_outgrown(void) {
+  /* The amx softmax keeps a row's running max (on its first tile: the max of
+   * the tile's first 32 keys) while the scores stay below it + 8 (base 2), and
+   * notices an outgrown max from its sums of p. Here every query meets keys
+   * 40..47 (first tile, after the 32 that set the guess) with scores ~160
+   * (base 2) above the others and keys 600..607 (a later 512-key tile) ~160
+   * above those: a kernel that kept the stale max would overflow p to Inf.
+   * bf16 only (the path that has the lazy max; f32 scores this large lose
+   * more than f32's tolerance to rounding in any kernel). */
+  tp_shape s = {"outgrown", 1, {0}, {700}, {0}, 1, 1, 32, 16, 0, 0, 0, 0, 0, 0, 0, 0};
+  tproblem tp;
+  build(&tp, &s, with(M_CAUSAL, XATTN_BF16, XATTN_MODE_BIDIRECTIONAL, 0, -1, -1), 171);
+  for (int t = 0; t < 700; ++t) {
+    tp_set(&tp, tp.q, &tp.p.q, t, 0, 0, 16.0f);
+    tp_set(&tp, tp.k_ext, &tp.p.k_ext, t, 0, 0, t >= 40 && t < 48 ? 40.0f : t >= 600 && t < 608 ? 80.0f : 0.0f);
+  }
+  tp_reference(&tp);
+  check_all(&tp); /* the tolerance check refuses any NaN or Inf */
+  tp_free(&tp);
+}
+
 /* ---- nonfinite_inputs ----------------------------------------------------- */
 /* docs/contract.md, non-finite inputs: an output row depends only on the keys
  * it may see; what it sees propagates as IEEE arithmetic does. Each case sets a
@@ -1170,6 +1192,7 @@ static void decode_split_merge_exact(void) {
   const int splits[] = {2, 3, 7, 64, 5000};
   const int windows[][2] = {{-1, -1}, {40, -1}};
   static const char *const few_rows[] = {"decode", "lanes"}; /* both few-rows layouts */
+  const char *variant = tp_compiled_variant("64x64");
   for (int lay = 0; lay < 2; ++lay)
   for (int wi = 0; wi < 2; ++wi)
     for (int isa = 0; isa < xattn_isa_count(); ++isa) {
@@ -1180,7 +1203,7 @@ static void decode_split_merge_exact(void) {
       const int64_t n = tp.p.total_tokens * tp.p.heads_q * tp.p.head_dim_v;
       double *whole = malloc(sizeof(double) * (size_t)n);
       xattn_status st;
-      tp_exec e = {name, "64x64", few_rows[lay], 2, XATTN_SCHED_AUTO, 1, 0};
+      tp_exec e = {name, variant, few_rows[lay], 2, XATTN_SCHED_AUTO, 1, 0};
       tp_result r = tp_run_check(&tp, &e, &st);
       CHECK(st == XATTN_OK && tp_ok(&r), "%s unsplit: status %d, %lld bad", name, (int)st, (long long)r.bad);
       int64_t at = 0;
@@ -1188,7 +1211,7 @@ static void decode_split_merge_exact(void) {
         for (int h = 0; h < tp.p.heads_q; ++h)
           for (int d = 0; d < tp.p.head_dim_v; ++d) whole[at++] = tp_out(&tp, t, h, d);
       for (size_t k = 0; k < sizeof splits / sizeof *splits; ++k) {
-        tp_exec es = {name, "64x64", few_rows[lay], 2, XATTN_SCHED_AUTO, splits[k], 0};
+        tp_exec es = {name, variant, few_rows[lay], 2, XATTN_SCHED_AUTO, splits[k], 0};
         r = tp_run_check(&tp, &es, &st);
         CHECK(st == XATTN_OK && tp_ok(&r), "%s %d splits: status %d, %lld bad", name, splits[k], (int)st, (long long)r.bad);
         /* values are averages of V entries in [-1, 1): a few fp32 ulps of 1 */
@@ -1205,7 +1228,7 @@ static void decode_split_merge_exact(void) {
         n_runs++;
       }
       /* absurd split counts and prefetch distances are clamped, not overflowed */
-      tp_exec ex = {name, "64x64", few_rows[lay], 2, XATTN_SCHED_AUTO, INT_MAX, INT_MAX};
+      tp_exec ex = {name, variant, few_rows[lay], 2, XATTN_SCHED_AUTO, INT_MAX, INT_MAX};
       r = tp_run_check(&tp, &ex, &st);
       CHECK(st == XATTN_OK && tp_ok(&r), "%s INT_MAX splits / prefetch: status %d, %lld bad", name, (int)st,
             (long long)r.bad);
@@ -1228,10 +1251,8 @@ static void kv_packed_once(void) {
   const int windows[][2] = {{-1, -1}, {300, -1}};
   const char *layouts[] = {"gqa", "flat", "kvsplit"};
   const char *bounds[] = {NULL, "1", "190000", "370000", "540000"}; /* a pair: ~180 KB */
-  /* 32-query blocks (or 16), whichever this build compiled */
-  const char *variant = "16x64";
-  for (int v = 0; v < xattn_variant_count(); ++v)
-    if (!strcmp(xattn_variant_name(v), "32x64")) variant = "32x64";
+  /* 32-query blocks, or the nearest this build compiled */
+  const char *variant = tp_compiled_variant("32x64");
   for (int isa = 0; isa < xattn_isa_count(); ++isa) {
     const char *name = xattn_isa_name(isa);
     if (!xattn_isa_runnable(name)) continue;
@@ -1288,9 +1309,7 @@ static void kv_packed_local(void) {
   const int want_pairs[] = {4, 2}, want_waves[] = {1, 0};
   const char *layouts[] = {"gqa", "flat", "kvsplit"};
   const xattn_schedule scheds[] = {XATTN_SCHED_DYNAMIC, XATTN_SCHED_STATIC};
-  const char *variant = "16x64";
-  for (int v = 0; v < xattn_variant_count(); ++v)
-    if (!strcmp(xattn_variant_name(v), "32x64")) variant = "32x64";
+  const char *variant = tp_compiled_variant("32x64");
   for (int isa = 0; isa < xattn_isa_count(); ++isa) {
     const char *name = xattn_isa_name(isa);
     if (!xattn_isa_runnable(name)) continue;
@@ -1387,7 +1406,7 @@ static const struct {
     T(bidirectional_with_prefix), T(causal_top_left_vs_bottom_right), T(tree_mask),
     T(tree_mask_with_window), T(two_documents_differ_bidirectional),
     T(causal_vs_bidirectional_differ_where_masked), T(empty_rows_write_zeros),
-    T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan), T(nonfinite_inputs),
+    T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan), T(lazy_max_outgrown), T(nonfinite_inputs),
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
     T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(fp8_codes_through_full_tiles), T(cpu_class_match),

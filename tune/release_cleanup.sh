@@ -8,10 +8,9 @@
 #     STAMP_xattn_config_tuned.h becomes STAMP_xattn_config_tuned.h.unfinished
 #     (kept as evidence, but no longer matched by `*_xattn_config_tuned.h`, e.g.
 #     by `xattn-tune merge`), its STAMP_*.tmp files are removed, and so is the marker.
-# A PID that is still running (or that this user cannot see) is left alone (a
-# zombie is not running):
-# its writer may still be at work. The same rule as xattn-bench's stale
-# .tmp-STAMP-PID.json files (bench/src/xattn_bench_main.cc).
+# A PID that is still running is left alone: its writer may still be at work.
+# A zombie is not running. The same rule as xattn-bench's stale
+# .tmp-STAMP-PID.json files (xc_pid_running, common/src/process.c).
 set -euo pipefail
 
 # running: /proc/PID exists and is not a zombie. A killed writer's orphaned

@@ -5,8 +5,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cerrno>
-#include <csignal>
 #include <cstring>
 #include <dirent.h>
 #include <regex>
@@ -18,6 +16,7 @@
 #include "bench_run.h"
 #include "xattn_bench/machine.h"
 #include "xattn_bench/timing.h"
+#include "xattn_common/process.h"
 #include "xb_build_info.h"
 
 namespace {
@@ -108,7 +107,8 @@ std::string default_results_dir() {
 
 // A killed run leaves its Google Benchmark temp file (.tmp-STAMP-PID.json,
 // a JSON document cut anywhere) next to the results: removed, and said so, by
-// the next run into the same folder once its writer is gone.
+// the next run into the same folder once its writer is gone (xc_pid_running,
+// the rule tune/release_cleanup.sh applies too).
 void remove_stale_tmp(const char *subdir) {
   DIR *d = opendir(subdir);
   if (!d) return;
@@ -116,7 +116,7 @@ void remove_stale_tmp(const char *subdir) {
     char stamp[64];
     long pid = 0;
     if (std::sscanf(e->d_name, ".tmp-%63[0-9TZ]-%ld.json", stamp, &pid) != 2 || pid <= 0) continue;
-    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; // its writer may still run
+    if (xc_pid_running(pid)) continue; // its writer may still be at work (a zombie is not)
     std::string path = std::string(subdir) + "/" + e->d_name;
     if (std::remove(path.c_str()) == 0)
       std::fprintf(stderr, "xattn-bench: removed %s, the partial results of a killed run (pid %ld)\n", path.c_str(), pid);

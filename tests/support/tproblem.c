@@ -5,6 +5,7 @@
 
 #include "case_io.h"
 #include "internal/cache.h" /* key addressing for tp_plant_nonfinite */
+#include "internal/kernel.h" /* xattn_variant_nearest */
 
 #include <math.h>
 #include <stdio.h>
@@ -609,6 +610,11 @@ void tp_exec_options(const tp_exec *e, xattn_options *o) {
   o->schedule = e->schedule;
   o->kv_splits = e->kv_splits;
   o->prefetch = e->prefetch;
+}
+
+const char *tp_compiled_variant(const char *want) {
+  const int v = xattn_variant_nearest(want); /* the rule the config header's rows follow (variants.c) */
+  return v >= 0 ? xattn_variant_name(v) : want;
 }
 
 tp_result tp_run_check(tproblem *tp, const tp_exec *e, xattn_status *status) {

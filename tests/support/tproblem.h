@@ -138,6 +138,10 @@ typedef enum tp_level {
 int tp_exec_list(tp_level level, tp_exec **out);
 void tp_exec_describe(const tp_exec *e, char *buf, size_t len);
 void tp_exec_options(const tp_exec *e, xattn_options *o);
+/* The BMxBN variant a test asks for when this build compiled it, else the compiled
+ * one nearest to it (xattn_variant_nearest, as for a config row): a build's
+ * XATTN_VARIANTS may leave any variant out, so a test never names one bare. */
+const char *tp_compiled_variant(const char *want);
 
 /* Runs xattn_extend_attention under e on a reset output and checks it.
  * Returns the check (status != OK is reported as bad = -1). */

@@ -23,6 +23,17 @@ attempt() {
       --strategy exhaustive --reps 3 --final-reps 7 --budget 60s --quiet >"$T/out" 2>&1; then
     echo "FAIL: xattn-tune run failed:" >&2; cat "$T/out" >&2; return 2
   fi
+  # The tuner must itself offer and measure decode candidates: the defaults'
+  # row says decode too, so a tuner that pruned every decode candidate would
+  # still pass the checks below through "the defaults beat the finalists"
+  # (mutation-checked: all decode candidates pruned in tune_prune.c -> FAIL here).
+  # Deterministic, so no retry: the cache's search-phase repetitions of decode candidates.
+  n_dec=$(grep '"t":"m"' "$T/c.jsonl" | grep '"phase":"search"' | grep -c '"cand":"[^"]*/decode/')
+  if [ "$n_dec" -eq 0 ]; then
+    echo "FAIL: the tuner measured no decode candidate for the E = 1 class (no search-phase decode line in its cache); the candidates it measured:" >&2
+    grep '"t":"m"' "$T/c.jsonl" | sed 's/.*"cand":"\([^"]*\)".*/\1/' | sort -u | head -20 >&2
+    return 2
+  fi
   fail=0
   # the report's table row of the class: | `class` | workloads | candidates | considered | rejected | default | best | ...
   # columns: | class | workloads | candidates | considered | rejected | default | best | ... | decision |;
@@ -46,14 +57,14 @@ attempt() {
     grep -E '^ *X\(' "$T/h.h" >&2
     fail=1
   fi
-  [ $fail = 0 ] && echo "ok: best '$best', header layout '$layout' for isa $isa"
+  [ $fail = 0 ] && echo "ok: best '$best', header layout '$layout' for isa $isa, $n_dec decode repetitions measured"
   return $fail
 }
 for n in 1 2 3; do
   rm -rf "$T"/*
   attempt; rc=$?
   [ $rc = 0 ] && { [ $n -gt 1 ] && echo "(run $n of 3; the earlier ones are above)"; exit 0; }
-  [ $rc = 2 ] && exit 1 # the tuner itself failed: no retry
+  [ $rc = 2 ] && exit 1 # the tuner failed or offered no decode candidate: no retry
   echo "run $n of 3: decode not measured fastest (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 done
 exit 1
