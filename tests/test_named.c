@@ -497,6 +497,28 @@ static void partial_masked_tile_no_nan(void) {
     }
 }
 
+/* ---- lazy_max_outgrown ---------------------------------------------------- */
+static void lazy_max_outgrown(void) {
+  /* The amx softmax keeps a row's running max (on its first tile: the max of
+   * the tile's first 32 keys) while the scores stay below it + 8 (base 2), and
+   * notices an outgrown max from its sums of p. Here every query meets keys
+   * 40..47 (first tile, after the 32 that set the guess) with scores ~160
+   * (base 2) above the others and keys 600..607 (a later 512-key tile) ~160
+   * above those: a kernel that kept the stale max would overflow p to Inf.
+   * bf16 only (the path that has the lazy max; f32 scores this large lose
+   * more than f32's tolerance to rounding in any kernel). */
+  tp_shape s = {"outgrown", 1, {0}, {700}, {0}, 1, 1, 32, 16, 0, 0, 0, 0, 0, 0, 0, 0};
+  tproblem tp;
+  build(&tp, &s, with(M_CAUSAL, XATTN_BF16, XATTN_MODE_BIDIRECTIONAL, 0, -1, -1), 171);
+  for (int t = 0; t < 700; ++t) {
+    tp_set(&tp, tp.q, &tp.p.q, t, 0, 0, 16.0f);
+    tp_set(&tp, tp.k_ext, &tp.p.k_ext, t, 0, 0, t >= 40 && t < 48 ? 40.0f : t >= 600 && t < 608 ? 80.0f : 0.0f);
+  }
+  tp_reference(&tp);
+  check_all(&tp); /* the tolerance check refuses any NaN or Inf */
+  tp_free(&tp);
+}
+
 /* ---- nonfinite_inputs ----------------------------------------------------- */
 /* docs/contract.md, non-finite inputs: an output row depends only on the keys
  * it may see; what it sees propagates as IEEE arithmetic does. Each case sets a
@@ -1389,7 +1411,7 @@ static const struct {
     T(bidirectional_with_prefix), T(causal_top_left_vs_bottom_right), T(tree_mask),
     T(tree_mask_with_window), T(two_documents_differ_bidirectional),
     T(causal_vs_bidirectional_differ_where_masked), T(empty_rows_write_zeros),
-    T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan), T(nonfinite_inputs),
+    T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan), T(lazy_max_outgrown), T(nonfinite_inputs),
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
     T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(fp8_codes_through_full_tiles), T(cpu_class_match),

@@ -156,6 +156,7 @@ static inline __m512 exp2_bf16(__m512 x) {
  * accumulator rescale) and the row needs one pass over its scores instead of
  * a max pass, a horizontal max and an exp pass. */
 #define LAZY_TAU 8.0f
+#define LAZY_SUM_BOUND 255.0f /* below 2^LAZY_TAU with room for the polynomial's error */
 
 /* What one row of a chunk sees of the tile: keys j < n, inside [lo, hi], tree bits. */
 typedef struct row_view {
@@ -213,18 +214,21 @@ static inline float row_max(const row_view *v, const float *s) {
 }
 
 /* p = 2^(x - m) of the visible keys (0 elsewhere) to prow as bf16; returns
- * the sum of p and, in *over, whether some x - m exceeded LAZY_TAU. */
+ * the sum of p and, in *over (unless NULL), whether some x - m exceeded
+ * LAZY_TAU. That test costs nothing per key: such an x makes its p, hence the
+ * lane of sum0 or sum1 it was added to, exceed 2^LAZY_TAU (up to the
+ * polynomial's 7.5e-5), so only a row with such a lane takes an exact max pass
+ * (tracking the max in the exp pass was 2 of its ~18 vector ops per 32 scores;
+ * a lane sums ns / 32 values of p, so flat rows with p ~ 1 do not trigger it). */
 static inline float row_exp(const row_view *v, const float *s, float m, uint16_t *prow, int *over) {
-  const __m512 neg_m = _mm512_set1_ps(-m), neg_inf = _mm512_set1_ps(-INFINITY);
-  __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps(), mx0 = neg_inf, mx1 = neg_inf;
+  const __m512 neg_m = _mm512_set1_ps(-m);
+  __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
   const int ns = up32(v->n);
   int j = 0;
   if (v->full && !v->capped) /* the common case: every key up to n & ~31 visible, no masks */
     for (; j + 32 <= v->n; j += 32) {
       const __m512 x0 = _mm512_fmadd_ps(_mm512_load_ps(st_keys(s, j)), _mm512_set1_ps(v->scale2), neg_m);
       const __m512 x1 = _mm512_fmadd_ps(_mm512_load_ps(st_keys(s, j + 16)), _mm512_set1_ps(v->scale2), neg_m);
-      mx0 = _mm512_max_ps(mx0, x0);
-      mx1 = _mm512_max_ps(mx1, x1);
       const __m512 p0 = exp2_bf16(x0), p1 = exp2_bf16(x1);
       sum0 = _mm512_add_ps(sum0, p0);
       sum1 = _mm512_add_ps(sum1, p1);
@@ -233,14 +237,16 @@ static inline float row_exp(const row_view *v, const float *s, float m, uint16_t
   for (; j < ns; j += 32) { /* 32 keys per step into two sums: one chain would bind */
     const __mmask16 k0 = row_mask(v, j), k1 = row_mask(v, j + 16);
     const __m512 x0 = row_x(v, st_keys(s, j), neg_m), x1 = row_x(v, st_keys(s, j + 16), neg_m);
-    mx0 = _mm512_mask_max_ps(mx0, k0, mx0, x0);
-    mx1 = _mm512_mask_max_ps(mx1, k1, mx1, x1);
     const __m512 p0 = _mm512_maskz_mov_ps(k0, exp2_bf16(x0)), p1 = _mm512_maskz_mov_ps(k1, exp2_bf16(x1));
     sum0 = _mm512_add_ps(sum0, p0);
     sum1 = _mm512_add_ps(sum1, p1);
     _mm512_store_si512(prow + j, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
   }
-  *over = _mm512_cmp_ps_mask(_mm512_max_ps(mx0, mx1), _mm512_set1_ps(LAZY_TAU), _CMP_GT_OQ) != 0;
+  if (over) {
+    const __m512 bound = _mm512_set1_ps(LAZY_SUM_BOUND);
+    *over = (_mm512_cmp_ps_mask(sum0, bound, _CMP_GT_OQ) | _mm512_cmp_ps_mask(sum1, bound, _CMP_GT_OQ)) &&
+            row_max(v, s) - m > LAZY_TAU;
+  }
   return _mm512_reduce_add_ps(_mm512_add_ps(sum0, sum1));
 }
 
@@ -283,7 +289,7 @@ static __attribute__((noinline)) void hook_softmax(const xattn_softmax_args *arg
     if (over) {
       const float mx = row_max(&v, s);
       if (mx > m_new) m_new = mx;
-      sum = row_exp(&v, s, m_new == -INFINITY ? 0.0f : m_new, prow, &over);
+      sum = row_exp(&v, s, m_new == -INFINITY ? 0.0f : m_new, prow, NULL);
     }
     /* a row that had no max yet has acc = 0 and l = 0: nothing to rescale */
     const float a = m_new == m_old || m_old == -INFINITY ? 1.0f : exp2f(m_old - m_new);
