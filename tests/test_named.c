@@ -975,7 +975,12 @@ static void fp8_codes_through_kernels(void) {
  *          reach every query), its V row ones, the rest 0;
  *          request b's query is a power of two at dim c_b only, so the score
  *          is +-[1, 2) (0 for zeros): a wrong sign, subnormal or exponent moves
- *          it by >= 1/8, against the fp64 reference. e4m3fn NaN codes: NaN rows. */
+ *          it by >= 1/8, against the fp64 reference. e4m3fn NaN codes: NaN rows.
+ * H_KV is 1 here: the per-token-per-head scale's head index is the diff grids'
+ * (tproblem: H_KV > 1, a random scale per token and head). Head 0's scale for
+ * every KV head fails diff_kv_e4m3fn_large_causal on the full tiles (decode.inc
+ * K.ks / K.vs), diff_kv_e4m3fn on the flash path (item.inc's fp8 staging) and
+ * both on decode's staged rows (decode_load_rows). */
 static void fp8_codes_through_full_tiles(void) {
   const xattn_dtype fmts[2] = {XATTN_E4M3FN, XATTN_E5M2};
   enum { D = 256, N = 32 }; /* dims (one per code), keys per request */
