@@ -240,7 +240,8 @@ merge() {
       local why node
       why="$(kv "$st" phase) $(kv "$st" exit)"
       node=$(kv "$st" node)
-      missing+=("$t (job $(kv "$st" job), ${node:+node $node}${node:-never started: $(kv "$st" where)}, ${why% })")
+      if [ -n "$node" ]; then node="node $node"; else node="never started: $(kv "$st" where)"; fi
+      missing+=("$t (job $(kv "$st" job), $node, ${why% })")
     fi
   done
   local out="$fleet/xattn_config_fleet.h"

@@ -41,3 +41,31 @@ def test_no_sys_path_edits():
                     if "sys.path.insert" in fh.read():
                         offenders.append(os.path.relpath(path, pkg))
     assert offenders == []
+
+
+def test_checkout_library_skips_sanitizer_builds(tmp_path):
+    """A source checkout with a release build and a newer ASan build: the
+    binding takes the release library (loading the ASan one aborts Python), and
+    with only sanitizer builds it refuses in one line naming them."""
+    import time
+    from xattn import api
+
+    def lib(name, needed):
+        d = tmp_path / "build" / name / "lib"
+        d.mkdir(parents=True)
+        p = d / "libxattn.so"
+        p.write_bytes(b"\x7fELF....\x00libm.so.6\x00" + needed + b"\x00libc.so.6\x00")
+        return p
+
+    release = lib("release", b"libgomp.so.1")
+    time.sleep(0.02)
+    asan = lib("sanitize", b"libasan.so.8")
+    os.utime(asan, (time.time() + 10, time.time() + 10))  # the newest
+    assert api.checkout_library(str(tmp_path)) == str(release)
+    release.unlink()
+    try:
+        api.checkout_library(str(tmp_path))
+    except ImportError as e:
+        assert "skipped sanitizer builds" in str(e) and str(asan) in str(e), e
+    else:
+        raise AssertionError("a checkout with only an ASan build must refuse")

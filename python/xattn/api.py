@@ -25,7 +25,8 @@ module. A refused call raises XattnError (a ValueError) carrying the
 library's one-line reason.
 
 The library is found at $XATTN_LIBRARY, next to this file (pip install .), or
-in the build trees of the source checkout (build/*/lib/libxattn.so); the call
+in the newest build tree of the source checkout (build/*/lib/libxattn.so)
+that is not a sanitizer build; the call
 module is the _xattn_call*.so next to it, built for this Python.
 The semantics of every argument are those of the C API (kernels/include/xattn/xattn.h,
 docs/contract.md).
@@ -66,11 +67,31 @@ def library_path():
     local = os.path.join(here, "libxattn.so")
     if os.path.exists(local):
         return local
-    repo = os.path.dirname(os.path.dirname(here))
+    return checkout_library(os.path.dirname(os.path.dirname(here)))
+
+
+_SANITIZER_RUNTIMES = (b"libasan.so", b"libubsan.so", b"libtsan.so", b"liblsan.so")
+
+
+def _needs_sanitizer_runtime(path):
+    """True when the library names a sanitizer runtime among its needed
+    libraries: loaded into a Python that did not preload that runtime, ASan
+    aborts the whole process (no exception to catch), so such a build is never
+    picked by itself."""
+    with open(path, "rb") as f:
+        data = f.read()
+    return any(name in data for name in _SANITIZER_RUNTIMES)
+
+
+def checkout_library(repo):
+    """The newest build/*/lib/libxattn.so of a source checkout that is not a
+    sanitizer build (scripts/test.sh builds build/release and build/sanitize)."""
     found = sorted(glob.glob(os.path.join(repo, "build", "*", "lib", "libxattn.so")), key=os.path.getmtime)
-    if found:
-        return found[-1]
-    raise ImportError("xattn: libxattn.so not found: set XATTN_LIBRARY, build the project "
+    usable = [p for p in found if not _needs_sanitizer_runtime(p)]
+    if usable:
+        return usable[-1]
+    skipped = f" (skipped sanitizer builds: {', '.join(found)})" if found else ""
+    raise ImportError(f"xattn: libxattn.so not found{skipped}: set XATTN_LIBRARY, build the project "
                       "(cmake --build build/release) or `pip install .`")
 
 

@@ -101,6 +101,13 @@ st_a="$FLEET/jobs/fleet-a.state"
 st_b="$FLEET/jobs/fleet-b.state"
 check "fleet-a done" grep -q '^phase=done' "$st_a"
 check "fleet-b done" grep -q '^phase=done' "$st_b"
+# a machine that did not finish: its job log's tail says why (CI keeps no temp folder)
+for m in fleet-a fleet-b; do
+  grep -q '^phase=done' "$FLEET/jobs/$m.state" && continue
+  for f in "$FLEET/logs/$m"-*.out; do
+    [ -f "$f" ] && { say "--- last 40 lines of $f"; tail -n 40 "$f" >&2; }
+  done
+done
 check "fleet-a ran twice (restarts=1)" grep -q '^restarts=1' "$st_a"
 check "fleet-a resumed its tuning from the cache" \
   grep -Eq 'resuming with [1-9][0-9]* recorded measurements' "$FLEET/jobs/fleet-a.release.log"
@@ -175,6 +182,7 @@ if "$ROOT/scripts/fleet.sh" merge --fleet "$TMP/partial" 2> "$TMP/partial.txt"; 
   say "FAIL: an incomplete fleet was merged"; fails=$((fails + 1))
 else
   check "incomplete fleet refused, naming fleet-b" grep -q "did not finish: fleet-b" "$TMP/partial.txt"
+  check "the refusal names fleet-b's node once" grep -q "fleet-b (job [0-9]*, node $(hostname -s), failed" "$TMP/partial.txt"
 fi
 check "--allow-partial merges the finished machine" "$ROOT/scripts/fleet.sh" merge --fleet "$TMP/partial" --allow-partial
 

@@ -9,14 +9,17 @@ set -u
 src="$1"
 tmp=$(mktemp -d)
 sleep 60 & live=$!
-# a killed writer its parent has not reaped yet (a zombie: `sleep 0`'s parent
+# a killed writer its parent has not reaped yet (a zombie: the child's parent
 # becomes `sleep 60`, which never waits; init on a firecracker VM reaps orphans
-# as lazily): dead, it writes nothing
-sh -c 'sleep 0 & echo $! > "$1"; exec sleep 60' sh "$tmp/zpid" & zparent=$!
+# as lazily): dead, it writes nothing. The child exits only once its parent has
+# exec'd sleep: a child that ended earlier (`sleep 0`) was at times reaped by
+# the shell before its exec, and no zombie was made (1 run in 5 under load)
+sh -c 'sh -c "while [ \"\$(cat /proc/$$/comm 2>/dev/null)\" != sleep ]; do sleep 0.02; done" &
+       echo $! > "$1"; exec sleep 60' sh "$tmp/zpid" & zparent=$!
 trap 'kill $live $zparent 2>/dev/null; rm -rf "$tmp"' EXIT
 true & dead=$!; wait $dead
 zombie=
-for _ in $(seq 100); do
+for _ in $(seq 300); do
   [ -s "$tmp/zpid" ] && zombie=$(cat "$tmp/zpid") && st=$(cat "/proc/$zombie/stat" 2>/dev/null) &&
     st=${st##*) } && [ "${st%% *}" = Z ] && break
   zombie=; sleep 0.1
