@@ -9,7 +9,9 @@
  *   void hook_pack_q(qt_chunk, srcs, nrows, d, dtype, scale2, tmp)
  *   void hook_pack_kv(kp, vp, kptr, vptr, n, d, dv, dvp, dtype)
  *   void hook_qk(kp, n, d, qt_chunk, nv, st, scale2)      scores of a chunk x tile
- *   void hook_pv(st, n, vp, dvp, rows, acc, alpha, pp)    acc = acc * alpha + P V
+ *   void hook_pv(st, n, vp, dvp, rows, acc, alpha, pp, fresh)
+ *                       acc = acc * alpha + P V; fresh: acc holds nothing yet (the
+ *                       chunk's first product), write acc = P V without reading it
  * and optionally
  *   void hook_softmax(const xattn_softmax_args *a)  with HOOK_SOFTMAX_CUSTOM
  *                       (default: item.inc's, for key-major scores)

@@ -192,25 +192,64 @@ static inline __m512 row_x(const row_view *v, const float *s, __m512 neg_m) {
   return _mm512_add_ps(c, neg_m);
 }
 
+/* The row's open blocks [*a, *b): the 32-key blocks it sees whole, which need
+ * no mask (every block below n & ~31 on a full tile; on a partly masked tile
+ * those inside [lo, hi], so that a causal diagonal tile masks only the one or
+ * two blocks a row's interval ends in; none under tree bits). */
+static inline void row_open_blocks(const row_view *v, int *a, int *b) {
+  *a = 0;
+  *b = v->n & ~31;
+  if (v->full) return;
+  if (v->vis) {
+    *b = 0;
+    return;
+  }
+  const int64_t lo = (int64_t)v->lo - v->kpos0, hi = (int64_t)v->hi - v->kpos0 + 1; /* visible j: [lo, hi) */
+  if (lo > 0) *a = lo >= *b ? *b : (int)((lo + 31) & ~31);
+  if (hi < *b) *b = hi <= 0 ? 0 : (int)(hi & ~31);
+  if (*b < *a) *b = *a;
+}
+
 /* max over the row's visible keys of x (m = 0), -inf if it sees none */
-static inline float row_max(const row_view *v, const float *s) {
+static inline __attribute__((always_inline)) float row_max(const row_view *v, const float *s) {
   const __m512 neg_inf = _mm512_set1_ps(-INFINITY), zero = _mm512_setzero_ps();
   __m512 mx0 = neg_inf, mx1 = neg_inf; /* two chains: max has a latency of 4 */
   const int ns = up32(v->n);
-  int j = 0;
-  if (v->full && !v->capped && v->scale2 > 0.0f) { /* max(s * scale) = max(s) * scale: raw scores */
-    for (; j + 32 <= v->n; j += 32) {
-      mx0 = _mm512_max_ps(mx0, _mm512_load_ps(st_keys(s, j)));
-      mx1 = _mm512_max_ps(mx1, _mm512_load_ps(st_keys(s, j + 16)));
-    }
-    mx0 = _mm512_mul_ps(_mm512_max_ps(mx0, mx1), _mm512_set1_ps(v->scale2));
-    mx1 = neg_inf;
+  int a, b;
+  row_open_blocks(v, &a, &b);
+  for (int j = 0; j < a; j += 32) {
+    mx0 = _mm512_mask_max_ps(mx0, row_mask(v, j), mx0, row_x(v, st_keys(s, j), zero));
+    mx1 = _mm512_mask_max_ps(mx1, row_mask(v, j + 16), mx1, row_x(v, st_keys(s, j + 16), zero));
   }
-  for (; j < ns; j += 32) {
+  if (!v->capped && v->scale2 > 0.0f) { /* max(s * scale) = max(s) * scale: raw scores */
+    __m512 r0 = neg_inf, r1 = neg_inf;
+    for (int j = a; j < b; j += 32) {
+      r0 = _mm512_max_ps(r0, _mm512_load_ps(st_keys(s, j)));
+      r1 = _mm512_max_ps(r1, _mm512_load_ps(st_keys(s, j + 16)));
+    }
+    if (a < b) mx0 = _mm512_max_ps(mx0, _mm512_mul_ps(_mm512_max_ps(r0, r1), _mm512_set1_ps(v->scale2)));
+  } else {
+    for (int j = a; j < b; j += 32) {
+      mx0 = _mm512_max_ps(mx0, row_x(v, st_keys(s, j), zero));
+      mx1 = _mm512_max_ps(mx1, row_x(v, st_keys(s, j + 16), zero));
+    }
+  }
+  for (int j = b; j < ns; j += 32) {
     mx0 = _mm512_mask_max_ps(mx0, row_mask(v, j), mx0, row_x(v, st_keys(s, j), zero));
     mx1 = _mm512_mask_max_ps(mx1, row_mask(v, j + 16), mx1, row_x(v, st_keys(s, j + 16), zero));
   }
   return _mm512_reduce_max_ps(_mm512_max_ps(mx0, mx1));
+}
+
+/* one step of 32 keys from j on with masks: p to prow, added to the two sums */
+static inline void row_exp_masked(const row_view *v, const float *s, __m512 neg_m, uint16_t *prow, int j,
+                                  __m512 *sum0, __m512 *sum1) {
+  const __mmask16 k0 = row_mask(v, j), k1 = row_mask(v, j + 16);
+  const __m512 x0 = row_x(v, st_keys(s, j), neg_m), x1 = row_x(v, st_keys(s, j + 16), neg_m);
+  const __m512 p0 = _mm512_maskz_mov_ps(k0, exp2_bf16(x0)), p1 = _mm512_maskz_mov_ps(k1, exp2_bf16(x1));
+  *sum0 = _mm512_add_ps(*sum0, p0);
+  *sum1 = _mm512_add_ps(*sum1, p1);
+  _mm512_store_si512(prow + j, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
 }
 
 /* p = 2^(x - m) of the visible keys (0 elsewhere) to prow as bf16; returns
@@ -224,9 +263,11 @@ static inline float row_exp(const row_view *v, const float *s, float m, uint16_t
   const __m512 neg_m = _mm512_set1_ps(-m);
   __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
   const int ns = up32(v->n);
-  int j = 0;
-  if (v->full && !v->capped) /* the common case: every key up to n & ~31 visible, no masks */
-    for (; j + 32 <= v->n; j += 32) {
+  int a, b;
+  row_open_blocks(v, &a, &b);
+  for (int j = 0; j < a; j += 32) row_exp_masked(v, s, neg_m, prow, j, &sum0, &sum1);
+  if (!v->capped) /* the common case: no masks, no cap (32 keys per step into two sums: one chain would bind) */
+    for (int j = a; j < b; j += 32) {
       const __m512 x0 = _mm512_fmadd_ps(_mm512_load_ps(st_keys(s, j)), _mm512_set1_ps(v->scale2), neg_m);
       const __m512 x1 = _mm512_fmadd_ps(_mm512_load_ps(st_keys(s, j + 16)), _mm512_set1_ps(v->scale2), neg_m);
       const __m512 p0 = exp2_bf16(x0), p1 = exp2_bf16(x1);
@@ -234,14 +275,14 @@ static inline float row_exp(const row_view *v, const float *s, float m, uint16_t
       sum1 = _mm512_add_ps(sum1, p1);
       _mm512_store_si512(prow + j, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
     }
-  for (; j < ns; j += 32) { /* 32 keys per step into two sums: one chain would bind */
-    const __mmask16 k0 = row_mask(v, j), k1 = row_mask(v, j + 16);
-    const __m512 x0 = row_x(v, st_keys(s, j), neg_m), x1 = row_x(v, st_keys(s, j + 16), neg_m);
-    const __m512 p0 = _mm512_maskz_mov_ps(k0, exp2_bf16(x0)), p1 = _mm512_maskz_mov_ps(k1, exp2_bf16(x1));
-    sum0 = _mm512_add_ps(sum0, p0);
-    sum1 = _mm512_add_ps(sum1, p1);
-    _mm512_store_si512(prow + j, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
-  }
+  else
+    for (int j = a; j < b; j += 32) {
+      const __m512 p0 = exp2_bf16(row_x(v, st_keys(s, j), neg_m)), p1 = exp2_bf16(row_x(v, st_keys(s, j + 16), neg_m));
+      sum0 = _mm512_add_ps(sum0, p0);
+      sum1 = _mm512_add_ps(sum1, p1);
+      _mm512_store_si512(prow + j, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
+    }
+  for (int j = b; j < ns; j += 32) row_exp_masked(v, s, neg_m, prow, j, &sum0, &sum1);
   if (over) {
     const __m512 bound = _mm512_set1_ps(LAZY_SUM_BOUND);
     *over = (_mm512_cmp_ps_mask(sum0, bound, _CMP_GT_OQ) | _mm512_cmp_ps_mask(sum1, bound, _CMP_GT_OQ)) &&
@@ -306,13 +347,21 @@ static __attribute__((noinline)) void hook_softmax(const xattn_softmax_args *arg
 #define HOOK_SOFTMAX_CUSTOM 1
 #define HOOK_P_AT(st, pp, n, r, j) xattn_bf16_to_f32(((const uint16_t *)(pp))[(size_t)(r) * up32(n) + (j)])
 
+/* accumulator tile t from acc at src, or zeros when the chunk is fresh */
+#define ACC_IN(t, src)                  \
+  do {                                  \
+    if (fresh)                          \
+      _tile_zero(t);                    \
+    else                                \
+      _tile_loadd(t, (src), dvp * 4);   \
+  } while (0)
 static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv, int dvp, int rows,
-                                              float *acc, const float *alpha, void *ppv) {
+                                              float *acc, const float *alpha, void *ppv, int fresh) {
   const uint16_t *pp = (const uint16_t *)ppv;
   const uint32_t *vp = (const uint32_t *)vpv;
   PROF_START(t0);
   const int ns = up32(n), nr = (rows + 31) & ~31, ndb = dvp / 16;
-  for (int r = 0; r < nr; r++) {
+  for (int r = 0; r < nr && !fresh; r++) {
     if (alpha[r] == 1.0f) continue; /* the row's max did not move */
     const __m512 a = _mm512_set1_ps(alpha[r]);
     float *o = acc + (size_t)r * dvp;
@@ -325,10 +374,10 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
     const uint16_t *p0 = pp + (size_t)(rb * 16) * ns;
     int db = 0;
     for (; db + 2 <= ndb; db += 2) {
-      _tile_loadd(0, o + db * 16, dvp * 4);
-      _tile_loadd(1, o + db * 16 + 16, dvp * 4);
-      _tile_loadd(2, o + (size_t)16 * dvp + db * 16, dvp * 4);
-      _tile_loadd(3, o + (size_t)16 * dvp + db * 16 + 16, dvp * 4);
+      ACC_IN(0, o + db * 16);
+      ACC_IN(1, o + db * 16 + 16);
+      ACC_IN(2, o + (size_t)16 * dvp + db * 16);
+      ACC_IN(3, o + (size_t)16 * dvp + db * 16 + 16);
       for (int j0 = 0; j0 < ns; j0 += 32) {
         _tile_loadd(4, p0 + j0, ns * 2);
         _tile_loadd(5, p0 + (size_t)16 * ns + j0, ns * 2);
@@ -345,8 +394,8 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
       _tile_stored(3, o + (size_t)16 * dvp + db * 16 + 16, dvp * 4);
     }
     if (db < ndb) { /* an odd number of 16-wide dv blocks */
-      _tile_loadd(0, o + db * 16, dvp * 4);
-      _tile_loadd(2, o + (size_t)16 * dvp + db * 16, dvp * 4);
+      ACC_IN(0, o + db * 16);
+      ACC_IN(2, o + (size_t)16 * dvp + db * 16);
       for (int j0 = 0; j0 < ns; j0 += 32) {
         _tile_loadd(4, p0 + j0, ns * 2);
         _tile_loadd(5, p0 + (size_t)16 * ns + j0, ns * 2);
@@ -360,6 +409,7 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
   }
   PROF_ADD(PROF_PV, t1, (size_t)(nr / 16) * ndb * (ns / 32));
 }
+#undef ACC_IN
 
 #define HOOK_STAGE_DTYPE(dt) (dt) /* bf16 problems only: decode fp8 rows to bf16 */
 /* kp and vp are sequences of 32-key blocks (16 pair rows of vp), so a span of

@@ -99,11 +99,12 @@ static __attribute__((noinline)) void hook_qk(const void *kpv, int n, int d, con
 
 static inline __attribute__((always_inline)) void pv_block(int R, int C, const uint32_t *pp, int nh2,
                                                            const uint32_t *vp, int dvp, float *acc,
-                                                           const float *alpha) {
+                                                           const float *alpha, int fresh) {
   __m512 o[PR][PC];
   for (int r = 0; r < R; r++) {
     const __m512 a = _mm512_set1_ps(alpha[r]);
-    for (int c = 0; c < C; c++) o[r][c] = _mm512_mul_ps(_mm512_load_ps(acc + (size_t)r * dvp + c * 16), a);
+    for (int c = 0; c < C; c++)
+      o[r][c] = fresh ? _mm512_setzero_ps() : _mm512_mul_ps(_mm512_load_ps(acc + (size_t)r * dvp + c * 16), a);
   }
   for (int j = 0; j < nh2; j++) {
     __m512bh b[PC];
@@ -117,9 +118,9 @@ static inline __attribute__((always_inline)) void pv_block(int R, int C, const u
     for (int c = 0; c < C; c++) _mm512_store_ps(acc + (size_t)r * dvp + c * 16, o[r][c]);
 }
 
-#define PV_CASE(R_, C_) pv_block(R_, C_, pp + i, nh2, vp + c * 16, dvp, acc + (size_t)i * dvp + c * 16, alpha + i)
+#define PV_CASE(R_, C_) pv_block(R_, C_, pp + i, nh2, vp + c * 16, dvp, acc + (size_t)i * dvp + c * 16, alpha + i, fresh)
 static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv, int dvp, int rows,
-                                              float *acc, const float *alpha, void *ppv) {
+                                              float *acc, const float *alpha, void *ppv, int fresh) {
   const uint32_t *vp = (const uint32_t *)vpv;
   uint32_t *pp = (uint32_t *)ppv;
   const int nh2 = even_up(n) / 2, nrv = (rows + 15) / 16;
