@@ -1242,6 +1242,55 @@ static void decode_split_merge_exact(void) {
     }
 }
 
+/* ---- lanes_prefetch_exact ------------------------------------------------------
+ * The lanes layout looks a span's rows up once per key for every head and
+ * takes the rows it looked up for the span `prefetch` tokens on as that
+ * span's own when it gets there (the distance rounded up to whole spans of
+ * 64). Prefetching never changes the answer: every distance (one span, which
+ * reuses each lookup; two; four; auto) must give bit for bit the output of no
+ * prefetch, on every ISA (bf16 on amx runs the span on tiles) and pass the
+ * reference. Long prefixes make many whole spans. */
+static void lanes_prefetch_exact(void) {
+  tp_shape s = {"lanes_prefetch", 2, {700, 300}, {8, 3}, {0}, 8, 2, 64, 64, 0, 0, 0, 1, 0, 0, 1, 0};
+  const int distances[] = {1, 64, 65, 200, 0};
+  const xattn_dtype dtypes[] = {XATTN_F32, XATTN_BF16};
+  const char *variant = tp_compiled_variant("64x64");
+  for (int dt = 0; dt < 2; ++dt)
+    for (int isa = 0; isa < xattn_isa_count(); ++isa) {
+      const char *name = xattn_isa_name(isa);
+      if (!xattn_isa_runnable(name)) continue;
+      tproblem tp;
+      build(&tp, &s, with(M_CAUSAL, dtypes[dt], XATTN_MODE_CAUSAL, 0, -1, -1), 777 + dt);
+      const int64_t n = tp.p.total_tokens * tp.p.heads_q * tp.p.head_dim_v;
+      double *none = malloc(sizeof(double) * (size_t)n);
+      xattn_status st;
+      tp_exec e = {name, variant, "lanes", 2, XATTN_SCHED_AUTO, 1, -1};
+      tp_result r = tp_run_check(&tp, &e, &st);
+      CHECK(st == XATTN_OK && tp_ok(&r), "%s dtype %d no prefetch: status %d, %lld bad", name, dt, (int)st,
+            (long long)r.bad);
+      int64_t at = 0;
+      for (int64_t t = 0; t < tp.p.total_tokens; ++t)
+        for (int h = 0; h < tp.p.heads_q; ++h)
+          for (int d = 0; d < tp.p.head_dim_v; ++d) none[at++] = tp_out(&tp, t, h, d);
+      for (size_t k = 0; k < sizeof distances / sizeof *distances; ++k) {
+        tp_exec ep = {name, variant, "lanes", 2, XATTN_SCHED_AUTO, 1, distances[k]};
+        r = tp_run_check(&tp, &ep, &st);
+        CHECK(st == XATTN_OK && tp_ok(&r), "%s dtype %d prefetch %d: status %d, %lld bad", name, dt, distances[k],
+              (int)st, (long long)r.bad);
+        int64_t differ = 0;
+        at = 0;
+        for (int64_t t = 0; t < tp.p.total_tokens; ++t)
+          for (int h = 0; h < tp.p.heads_q; ++h)
+            for (int d = 0; d < tp.p.head_dim_v; ++d) differ += tp_out(&tp, t, h, d) != none[at++];
+        CHECK(differ == 0, "%s dtype %d prefetch %d: %lld outputs differ from no prefetch", name, dt, distances[k],
+              (long long)differ);
+        n_runs++;
+      }
+      free(none);
+      tp_free(&tp);
+    }
+}
+
 /* ---- kv_packed_once ------------------------------------------------------------
  * The AMX kernels pack K and V once per (request, KV head) for every query
  * block and head group of a call (kvpack.c), where a request's items would
@@ -1415,7 +1464,7 @@ static const struct {
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
     T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(fp8_codes_through_full_tiles), T(cpu_class_match),
-    T(decode_split_merge_exact), T(kv_packed_once), T(kv_packed_local), T(config_extend_buckets),
+    T(decode_split_merge_exact), T(lanes_prefetch_exact), T(kv_packed_once), T(kv_packed_local), T(config_extend_buckets),
 #undef T
 };
 
