@@ -28,8 +28,10 @@
      the query heads of its group (bench/README.md "The memory-bound half") */   \
   X("*", "*", -1, -1, "*", 0, -1, "64x64", "decode", "static", 0)                     \
   /* bf16 on AMX tiles: tile products are cheap, the softmax is not, so long key   \
-     tiles win (kernels' timing, 1 thread: 64x512 ~1.05x 64x256, ~1.1x 64x128) */  \
-  X("amx", "bf16", -1, -1, "*", -1, -1, "64x512", "gqa", "dynamic", 0)               \
+     tiles win; since masked tiles mask only where rows end, 128x256 beats 64x512 \
+     (targets suite, 2 threads, 3 rounds: causal 2048 1.09x, 4096 1.06x, prefix  \
+     mix 1.04x, chat 1.19x, bidirectional 16x256 1.00x; kernels/README.md) */     \
+  X("amx", "bf16", -1, -1, "*", -1, -1, "128x256", "gqa", "dynamic", 0)              \
   /* short extends on long prefixes: every KV head's 64 x heads rows share each   \
      key tile; kvsplit only cuts key ranges when there are fewer items than       \
      4 per thread (a single request on few KV heads), so it costs nothing else   \
