@@ -85,18 +85,14 @@ static int check_all(tproblem *tp) {
   return problem_work(tp) > 3e5 ? check_list(tp, g_smoke, g_nsmoke) : check_list(tp, g_execs, g_nexec);
 }
 
-/* Output of a default-options call, dense [T, H_Q, DV] (unwritten rows 0). */
-static double *run_default(tproblem *tp) {
+/* The problem's output as it stands, dense [T, H_Q, DV] (unwritten rows 0). */
+static double *output_dense(const tproblem *tp) {
   const xattn_problem *p = &tp->p;
   size_t n = (size_t)(p->total_tokens * p->heads_q * p->head_dim_v);
   double *out = calloc(n ? n : 1, sizeof *out);
-  tp_reset_output(tp);
-  xattn_status st = xattn_extend_attention(p, NULL);
-  n_runs++;
-  if (st != XATTN_OK) {
-    printf("FAIL default run: %s\n", xattn_last_error());
-    n_failures++;
-    return out;
+  if (!out) {
+    printf("FAIL out of memory for %zu outputs\n", n);
+    exit(1);
   }
   for (int64_t t = 0; t < p->total_tokens; ++t)
     if (tp->row_written[t])
@@ -104,6 +100,18 @@ static double *run_default(tproblem *tp) {
         for (int d = 0; d < p->head_dim_v; ++d)
           out[(t * p->heads_q + h) * p->head_dim_v + d] = tp_out(tp, t, h, d);
   return out;
+}
+
+/* Output of a default-options call, dense [T, H_Q, DV] (unwritten rows 0). */
+static double *run_default(tproblem *tp) {
+  tp_reset_output(tp);
+  xattn_status st = xattn_extend_attention(&tp->p, NULL);
+  n_runs++;
+  if (st != XATTN_OK) {
+    printf("FAIL default run: %s\n", xattn_last_error());
+    n_failures++;
+  }
+  return output_dense(tp);
 }
 
 /* max over heads and dims of |a - b| on row t of two dense outputs */
@@ -1206,28 +1214,22 @@ static void decode_split_merge_exact(void) {
       tproblem tp;
       build(&tp, &s, with(M_CAUSAL, XATTN_F32, XATTN_MODE_CAUSAL, 0, windows[wi][0], windows[wi][1]), 4242 + wi);
       const int64_t n = tp.p.total_tokens * tp.p.heads_q * tp.p.head_dim_v;
-      double *whole = malloc(sizeof(double) * (size_t)n);
       xattn_status st;
       tp_exec e = {name, variant, few_rows[lay], 2, XATTN_SCHED_AUTO, 1, 0};
       tp_result r = tp_run_check(&tp, &e, &st);
       CHECK(st == XATTN_OK && tp_ok(&r), "%s unsplit: status %d, %lld bad", name, (int)st, (long long)r.bad);
-      int64_t at = 0;
-      for (int64_t t = 0; t < tp.p.total_tokens; ++t)
-        for (int h = 0; h < tp.p.heads_q; ++h)
-          for (int d = 0; d < tp.p.head_dim_v; ++d) whole[at++] = tp_out(&tp, t, h, d);
+      double *whole = output_dense(&tp);
       for (size_t k = 0; k < sizeof splits / sizeof *splits; ++k) {
         tp_exec es = {name, variant, few_rows[lay], 2, XATTN_SCHED_AUTO, splits[k], 0};
         r = tp_run_check(&tp, &es, &st);
         CHECK(st == XATTN_OK && tp_ok(&r), "%s %d splits: status %d, %lld bad", name, splits[k], (int)st, (long long)r.bad);
         /* values are averages of V entries in [-1, 1): a few fp32 ulps of 1 */
-        double worst = 0;
-        at = 0;
-        for (int64_t t = 0; t < tp.p.total_tokens; ++t)
-          for (int h = 0; h < tp.p.heads_q; ++h)
-            for (int d = 0; d < tp.p.head_dim_v; ++d) {
-              const double diff = fabs(tp_out(&tp, t, h, d) - whole[at++]);
-              if (!(diff <= worst)) worst = diff;
-            }
+        double *split = output_dense(&tp), worst = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          const double diff = fabs(split[i] - whole[i]);
+          if (!(diff <= worst)) worst = diff;
+        }
+        free(split);
         CHECK(worst <= 8 * FLT_EPSILON, "%s %s window %d, %d splits vs unsplit: max |diff| %.3g > 8 fp32 ulps of 1",
               few_rows[lay], name, windows[wi][0], splits[k], worst);
         n_runs++;
@@ -1262,26 +1264,21 @@ static void lanes_prefetch_exact(void) {
       tproblem tp;
       build(&tp, &s, with(M_CAUSAL, dtypes[dt], XATTN_MODE_CAUSAL, 0, -1, -1), 777 + dt);
       const int64_t n = tp.p.total_tokens * tp.p.heads_q * tp.p.head_dim_v;
-      double *none = malloc(sizeof(double) * (size_t)n);
       xattn_status st;
       tp_exec e = {name, variant, "lanes", 2, XATTN_SCHED_AUTO, 1, -1};
       tp_result r = tp_run_check(&tp, &e, &st);
       CHECK(st == XATTN_OK && tp_ok(&r), "%s dtype %d no prefetch: status %d, %lld bad", name, dt, (int)st,
             (long long)r.bad);
-      int64_t at = 0;
-      for (int64_t t = 0; t < tp.p.total_tokens; ++t)
-        for (int h = 0; h < tp.p.heads_q; ++h)
-          for (int d = 0; d < tp.p.head_dim_v; ++d) none[at++] = tp_out(&tp, t, h, d);
+      double *none = output_dense(&tp);
       for (size_t k = 0; k < sizeof distances / sizeof *distances; ++k) {
         tp_exec ep = {name, variant, "lanes", 2, XATTN_SCHED_AUTO, 1, distances[k]};
         r = tp_run_check(&tp, &ep, &st);
         CHECK(st == XATTN_OK && tp_ok(&r), "%s dtype %d prefetch %d: status %d, %lld bad", name, dt, distances[k],
               (int)st, (long long)r.bad);
+        double *got = output_dense(&tp);
         int64_t differ = 0;
-        at = 0;
-        for (int64_t t = 0; t < tp.p.total_tokens; ++t)
-          for (int h = 0; h < tp.p.heads_q; ++h)
-            for (int d = 0; d < tp.p.head_dim_v; ++d) differ += tp_out(&tp, t, h, d) != none[at++];
+        for (int64_t i = 0; i < n; ++i) differ += got[i] != none[i];
+        free(got);
         CHECK(differ == 0, "%s dtype %d prefetch %d: %lld outputs differ from no prefetch", name, dt, distances[k],
               (long long)differ);
         n_runs++;
