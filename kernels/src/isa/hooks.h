@@ -39,6 +39,10 @@ typedef struct xattn_softmax_args {
   float scale2;           /* scale * log2 e, for ISAs whose scores are not pre-scaled */
   float *m, *l, *alpha;   /* per row: running max, running sum, rescale factor */
   void *pp;               /* the ISA's p buffer (hook_pp_bytes), or unused */
+  /* rows the hook may ask the cache for while it works (the next chunk's
+     queries, prefetch_n rows of prefetch_bytes), or NULL; a hint, free to ignore */
+  const char *const *prefetch_rows;
+  int prefetch_n, prefetch_bytes;
 } xattn_softmax_args;
 
 #endif

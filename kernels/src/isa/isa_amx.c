@@ -307,7 +307,10 @@ static __attribute__((noinline)) void hook_softmax(const xattn_softmax_args *arg
   const int ns = up32(n);
   uint16_t *pp = (uint16_t *)ppv;
   row_view v = {n, full, cap2 > 0.0f, kpos0, 0, 0, NULL, scale2, cap2};
+  const char *const *pf = args->prefetch_rows;
   for (int r = 0; r < crows; r++) {
+    if (pf && r < args->prefetch_n) /* the next chunk's row r: a few lines per row, not a burst */
+      for (int o = 0; o < args->prefetch_bytes; o += 64) _mm_prefetch(pf[r] + o, _MM_HINT_T1);
     const float *s = st + (size_t)r * 16;
     uint16_t *prow = pp + (size_t)r * ns;
     v.lo = lo[r];
