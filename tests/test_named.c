@@ -1148,7 +1148,10 @@ static void resolve_reports_running_isa(void) {
  * The extend buckets of config header format 2 (docs/formats.md §4) split
  * format 1's "<= 64" at E = 1 and E = 4; a format-1 header's bucket must hold
  * exactly the calls it held before, and the default header's E = 1 row must
- * make dispatch run the few-rows decode layout (and only there). */
+ * make dispatch run the few-rows decode layout. E 2-4 on a long prefix
+ * (speculative drafts) is still bound by the gathered K/V rows: a few-rows
+ * layout there too (lanes for bf16 on AMX tiles, decode elsewhere; the
+ * header's comment has the measurements); from E 5 the flash layouts. */
 static int format1_bucket(int64_t e) { return e <= 64 ? 0 : e <= 512 ? 1 : e <= 2048 ? 2 : 3; }
 
 static void config_extend_buckets(void) {
@@ -1177,20 +1180,27 @@ static void config_extend_buckets(void) {
   /* one decode step per request on cached prefixes; then a few drafts each */
   tp_shape step = {"decode_step", 3, {300, 41, 2000}, {1, 1, 1}, {0}, 8, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0};
   tp_shape drafts = {"drafts", 2, {300, 2000}, {1, 8}, {0}, 8, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0};
+  tp_shape spec = {"spec_drafts", 2, {1500, 3000}, {2, 4}, {0}, 8, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0};
   for (int dt = 0; dt < 3; ++dt) {
-    tproblem a, b;
+    tproblem a, b, c;
     build(&a, &step, with(M_CAUSAL, (xattn_dtype)dt, XATTN_MODE_CAUSAL, 0, -1, -1), 77 + dt);
     build(&b, &drafts, with(M_CAUSAL, (xattn_dtype)dt, XATTN_MODE_CAUSAL, 0, -1, -1), 88 + dt);
-    const char *la = NULL, *lb = NULL;
+    build(&c, &spec, with(M_CAUSAL, (xattn_dtype)dt, XATTN_MODE_CAUSAL, 0, -1, -1), 99 + dt);
+    const char *la = NULL, *lb = NULL, *lc = NULL, *isa_c = NULL;
     CHECK(xattn_resolve(&a.p, NULL, NULL, &la, NULL, NULL) == XATTN_OK, "resolve: %s", xattn_last_error());
     CHECK(xattn_resolve(&b.p, NULL, NULL, &lb, NULL, NULL) == XATTN_OK, "resolve: %s", xattn_last_error());
+    CHECK(xattn_resolve(&c.p, NULL, NULL, &lc, &isa_c, NULL) == XATTN_OK, "resolve: %s", xattn_last_error());
     CHECK(la && !strcmp(la, "decode"), "%s, E = 1: the default header's row resolves layout %s, want decode",
           xattn_dtype_name((xattn_dtype)dt), la ? la : "(null)");
     CHECK(lb && strcmp(lb, "decode") != 0, "%s, E = 8: layout %s, want a flash layout",
           xattn_dtype_name((xattn_dtype)dt), lb ? lb : "(null)");
-    n_runs += 2;
+    const char *want_c = dt == XATTN_BF16 && isa_c && !strcmp(isa_c, "amx") ? "lanes" : "decode";
+    CHECK(lc && !strcmp(lc, want_c), "%s on %s, E 2-4 on a 3000-token prefix: layout %s, want %s",
+          xattn_dtype_name((xattn_dtype)dt), isa_c ? isa_c : "(null)", lc ? lc : "(null)", want_c);
+    n_runs += 3;
     tp_free(&a);
     tp_free(&b);
+    tp_free(&c);
   }
 }
 

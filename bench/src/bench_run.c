@@ -469,6 +469,17 @@ int xb_row_prepare(xb_session *s, int r, char *err, size_t errlen) {
   return 0;
 }
 
+/* The library options a row asks for: the timed call and the peak choice resolve the same. */
+static xattn_options row_options(const xb_row *row) {
+  xattn_options xo;
+  xattn_options_init(&xo);
+  xo.variant = row->variant;
+  xo.layout = row->layout;
+  xo.isa = row->isa;
+  xo.threads = row->threads;
+  return xo;
+}
+
 static void likwid_region_name(const xb_session *s, const xb_row *row, char *out, size_t outlen) {
   /* likwid region tags: no spaces; workload, dtype and variant identify a region */
   const char *rv = row->variant ? row->variant : "auto", *rl = row->layout ? row->layout : "auto";
@@ -491,12 +502,7 @@ int xb_row_call(xb_session *s, int r, char *err, size_t errlen) {
   case XB_IMPL_BLAS:
     return xb_blas_attention(&s->pb, row->threads, s->opt.blas_threading, err, errlen);
   case XB_IMPL_XATTN: {
-    xattn_options xo;
-    xattn_options_init(&xo);
-    xo.variant = row->variant;
-    xo.layout = row->layout;
-    xo.isa = row->isa;
-    xo.threads = row->threads;
+    xattn_options xo = row_options(row);
     char region[256];
     if (xb_likwid_enabled()) {
       likwid_region_name(s, row, region, sizeof region);
@@ -629,12 +635,7 @@ int xb_row_counters(xb_session *s, int r, double sec, xb_counters *c, char *err,
     /* bf16 rows count against the peak of the instructions their ISA uses:
      * AMX tiles ("amx"), the bf16 dot product ("*bf16*"), else (converted to
      * fp32) the fp32 FMA peak */
-    xattn_options xo;
-    xattn_options_init(&xo);
-    xo.variant = row->variant;
-    xo.layout = row->layout;
-    xo.isa = row->isa;
-    xo.threads = row->threads;
+    xattn_options xo = row_options(row);
     const char *isa = NULL;
     if (xattn_resolve(&s->pb.p, &xo, NULL, NULL, &isa, NULL) == XATTN_OK && isa) {
       if (strcmp(isa, "amx") == 0 && s->peak_amx[ti][row->placement] > 0) peak = s->peak_amx[ti][row->placement];
