@@ -27,6 +27,16 @@
   /* a decode step (E = 1): the few-rows path reads each K/V row once for all  \
      the query heads of its group (bench/README.md "The memory-bound half") */   \
   X("*", "*", -1, -1, "*", 0, -1, "64x64", "decode", "static", 0)                     \
+  /* 2-4 new tokens on a long prefix (speculative drafts): still bound by the    \
+     gathered K/V rows, so a few-rows layout: lanes for bf16 on AMX tiles,       \
+     decode elsewhere; 1.06-2.4x the flash rows named here before on every      \
+     shape measured (reference, MQA, MHA, D 64, D 256; P 8192, B 1 and 8,        \
+     E 2 and 4; bench/README.md "Few rows: the extend buckets"). E 8-64 mixes    \
+     wins and losses of lanes: the flash rows below keep them */                 \
+  X("amx", "bf16", -1, -1, "*", 1, 2, "64x64", "lanes", "static", 0)                   \
+  X("amx", "bf16", -1, -1, "*", 1, 3, "64x64", "lanes", "static", 0)                   \
+  X("*", "*", -1, -1, "*", 1, 2, "64x64", "decode", "static", 0)                      \
+  X("*", "*", -1, -1, "*", 1, 3, "64x64", "decode", "static", 0)                      \
   /* bf16 on AMX tiles: tile products are cheap, the softmax is not, so long key   \
      tiles win; since masked tiles mask only where rows end, 128x256 beats 64x512 \
      (targets suite, 2 threads, 3 rounds: causal 2048 1.09x, 4096 1.06x, prefix  \
@@ -36,8 +46,6 @@
      key tile; kvsplit only cuts key ranges when there are fewer items than       \
      4 per thread (a single request on few KV heads), so it costs nothing else   \
      (64x64 measured ~1.15x 16x256 at E=64, P=4096) */                            \
-  X("*", "*", -1, -1, "*", 1, 2, "64x64", "kvsplit", "static", 0)                      \
-  X("*", "*", -1, -1, "*", 1, 3, "64x64", "kvsplit", "static", 0)                      \
   X("*", "*", -1, -1, "*", 2, 2, "64x64", "kvsplit", "static", 0)                      \
   X("*", "*", -1, -1, "*", 2, 3, "64x64", "kvsplit", "static", 0)                      \
   /* everything else: GQA-grouped work items, dynamic schedule balances triangles */  \
