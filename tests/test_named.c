@@ -1298,6 +1298,70 @@ static void lanes_prefetch_exact(void) {
     }
 }
 
+/* ---- lanes_heads_staged --------------------------------------------------------
+ * On AMX the lanes layout packs every KV head's rows of a span into one
+ * scratch (head g at its own offset, read a few tokens at a time with the
+ * heads inside) before any head runs. A KV group's answer must not depend on
+ * the other groups: each group g of a problem with several KV heads must give
+ * bit for bit the output of the same group run alone (a problem of one KV
+ * head whose tensors start at group g's heads), where nothing else is
+ * staged. Awkward sizes: D not a multiple of 32 (tile rows padded), DV not a
+ * multiple of 64 (a partial round of P V tiles), an odd head count, several
+ * 16-row blocks per group and a request short of one span. Every runnable
+ * ISA (the others run the f32 lanes span; the property holds there too). */
+static void lanes_heads_staged(void) {
+  const tp_shape shapes[] = {
+      {"lanes_heads_odd", 2, {700, 130}, {5, 2}, {0}, 12, 3, 72, 40, 0, 0, 0, 1, 0, 0, 1, 0},
+      {"lanes_heads_ref", 1, {400}, {3}, {0}, 32, 8, 128, 128, 0, 0, 0, 0, 0, 0, 0, 0},
+  };
+  const char *variant = tp_compiled_variant("64x64");
+  for (size_t si = 0; si < sizeof shapes / sizeof *shapes; ++si)
+    for (int isa = 0; isa < xattn_isa_count(); ++isa) {
+      const char *name = xattn_isa_name(isa);
+      if (!xattn_isa_runnable(name)) continue;
+      tproblem tp;
+      build(&tp, &shapes[si], with(M_CAUSAL, XATTN_BF16, XATTN_MODE_CAUSAL, 0, -1, -1), 991 + si);
+      /* one thread, unsplit: the same key ranges whatever the head count */
+      tp_exec e = {name, variant, "lanes", 1, XATTN_SCHED_AUTO, 1, 0};
+      xattn_status st;
+      tp_result r = tp_run_check(&tp, &e, &st);
+      CHECK(st == XATTN_OK && tp_ok(&r), "%s %s all heads: status %d, %lld bad", shapes[si].name, name, (int)st,
+            (long long)r.bad);
+      double *all = output_dense(&tp);
+      const xattn_problem *p = &tp.p;
+      const int hkv = p->heads_kv, hpk = p->heads_q / hkv;
+      const int64_t es = (int64_t)xattn_dtype_size(p->dtype);
+      xattn_options o;
+      tp_exec_options(&e, &o);
+      for (int g = 0; g < hkv; ++g) {
+        xattn_problem one = *p; /* group g alone: its query heads, KV head g, its output heads */
+        one.heads_q = hpk;
+        one.heads_kv = 1;
+        one.q.data = (const char *)p->q.data + (int64_t)g * hpk * p->q.head_stride * es;
+        one.o.data = (const char *)p->o.data + (int64_t)g * hpk * p->o.head_stride * es;
+        one.k_ext.data = (const char *)p->k_ext.data + (int64_t)g * p->k_ext.head_stride * es;
+        one.v_ext.data = (const char *)p->v_ext.data + (int64_t)g * p->v_ext.head_stride * es;
+        one.k_cache.data = (const char *)p->k_cache.data + (int64_t)g * p->k_cache.head_stride * es;
+        one.v_cache.data = (const char *)p->v_cache.data + (int64_t)g * p->v_cache.head_stride * es;
+        if (p->sinks) one.sinks = p->sinks + g * hpk;
+        tp_reset_output(&tp);
+        st = xattn_extend_attention(&one, &o);
+        CHECK(st == XATTN_OK, "%s %s group %d alone: %s", shapes[si].name, name, g, xattn_last_error());
+        int64_t differ = 0;
+        for (int64_t t = 0; t < p->total_tokens; ++t)
+          if (tp.row_written[t])
+            for (int h = g * hpk; h < (g + 1) * hpk; ++h)
+              for (int d = 0; d < p->head_dim_v; ++d)
+                differ += tp_out(&tp, t, h, d) != all[(t * p->heads_q + h) * p->head_dim_v + d];
+        CHECK(differ == 0, "%s %s group %d: %lld outputs differ from the group run alone", shapes[si].name, name, g,
+              (long long)differ);
+        n_runs++;
+      }
+      free(all);
+      tp_free(&tp);
+    }
+}
+
 /* ---- kv_packed_once ------------------------------------------------------------
  * The AMX kernels pack K and V once per (request, KV head) for every query
  * block and head group of a call (kvpack.c), where a request's items would
@@ -1471,7 +1535,7 @@ static const struct {
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
     T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(fp8_codes_through_full_tiles), T(cpu_class_match),
-    T(decode_split_merge_exact), T(lanes_prefetch_exact), T(kv_packed_once), T(kv_packed_local), T(config_extend_buckets),
+    T(decode_split_merge_exact), T(lanes_prefetch_exact), T(lanes_heads_staged), T(kv_packed_once), T(kv_packed_local), T(config_extend_buckets),
 #undef T
 };
 
