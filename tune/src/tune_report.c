@@ -11,7 +11,7 @@
 
 /* The rows of the header this build was compiled with (the "defaults"). */
 #include TUNE_BASE_HEADER
-/* threads may be followed by kv_splits and prefetch (optional columns) */
+/* threads may be followed by kv_splits, prefetch and lanes_rows (optional columns) */
 #define TUNE_BASE_ROW(i, t, d, dv, m, eb, pb, v, l, s, ...) {i, t, d, dv, m, eb, pb, v, l, s, __VA_ARGS__},
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers" /* the left-out columns are 0 = auto */
 static const tune_row base_rows[] = {XATTN_CONFIG_CLASSES(TUNE_BASE_ROW)};
