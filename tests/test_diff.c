@@ -4,7 +4,7 @@
  * tp_exec_list).
  *
  *   test_diff --modes causal_br,causal_tl,bidirectional,cross,tree
- *             --shapes small|large --level full|reduced|smoke [--seed N]
+ *             --shapes small|large|groups --level full|reduced|smoke|layouts|auto [--seed N]
  *
  * small: three batches that between them hold lengths 1, 7, 33, E = 0, prefix
  *   0, GQA 2:1, MHA, MQA, D != DV, padded strides, gapped and reversed rows,
@@ -14,6 +14,10 @@
  * large: long prefixes with short extends (P=700, E=3), E = 130 and 257, GQA 4:1,
  *   D/DV = 192/128 and 576/512, a batch of 8 mixed requests (3:1, cap); run under the smoke list (every variant, layout
  *   and kv_splits at least once) or a larger one.
+ * groups: large query groups at E 1..4 (MQA 32:1 and 16:1, groups of 8 and 12),
+ *   the shapes the config header hands from decode to the lanes tile; with the
+ *   large windows. Level "auto" runs each ISA x threads with the header's own
+ *   choice (no variant or layout given), so that routing is what is checked.
  * --plant: NaN and +-Inf are planted in used rows of q, k and v (the last key of
  *   every request and a random key or query, tp_plant_nonfinite), so that they
  *   sit where queries may look and where they may not; the reference then
@@ -56,6 +60,20 @@ static const tp_shape large_shapes[] = {
      {12, 0, 70, 5, 33, 9, 1, 80}, 6, 2, 64, 64, 4, 2, 1, 2, 0.0f, 7.0f, 1, 0.5},
 };
 
+/* groups: large query groups on few new tokens (MQA decode steps, a few drafts
+ * on a group of 8 to 16), where the config header hands decode's KV groups to
+ * the lanes tile (lanes_rows, docs/formats.md §4): 8 to 64 rows per KV group
+ * (one to four 16-row AMX blocks, partial ones too), E 1..4 mixed in a batch,
+ * prefixes that hold whole 64-key spans and a ragged tail, D 32..128 and odd
+ * D / DV, sinks, caps, padded and gapped rows. */
+static const tp_shape group_shapes[] = {
+    {"mqa32_e1", 3, {300, 129, 70}, {1, 1, 1}, {40, 200, 9}, 32, 1, 64, 64, 0, 0, 0, 1, 0.0f, 0.0f, 1, 0.5},
+    {"group12_e3", 3, {190, 0, 260}, {3, 2, 1}, {100, 33, 70}, 24, 2, 40, 24, 2, 3, 1, 2, 0.4f, 6.0f, 0, 0.4},
+    {"mqa16_mixed", 4, {520, 64, 0, 130}, {1, 4, 3, 2}, {64, 10, 128, 1}, 16, 1, 128, 128, 0, 0, 0, 0, 0.0f,
+     3.0f, 1, 0.3},
+    {"group8_e2", 2, {700, 257}, {2, 1}, {5, 300}, 16, 2, 32, 48, 0, 0, 0, 1, 0.0f, 0.0f, 0, 0.5},
+};
+
 /* (left, right): none, left only, right only, both, self only (empties rows in
  * cross mode past enc_len and top-left rows with a prefix) */
 static const int windows[][2] = {{-1, -1}, {3, -1}, {-1, 2}, {4, 1}, {0, 0}};
@@ -91,7 +109,7 @@ static int runs_packed_kv(const tproblem *tp, const tp_exec *e) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: test_diff --modes LIST --shapes small|large --level full|reduced|smoke|layouts "
+  fprintf(stderr, "usage: test_diff --modes LIST --shapes small|large|groups --level full|reduced|smoke|layouts|auto "
                   "[--seed N] [--plant] [--page N] [--cache token_major|head_major] [--start-cols 0|1] [--kv e4m3fn|e5m2]\n");
   return 2;
 }
@@ -134,15 +152,19 @@ int main(int argc, char **argv) {
         level = TP_LEVEL_SMOKE;
       else if (!strcmp(v, "layouts"))
         level = TP_LEVEL_LAYOUTS;
+      else if (!strcmp(v, "auto"))
+        level = TP_LEVEL_AUTO;
       else
         return usage();
     } else
       return usage();
   }
-  int large = !strcmp(shapes_arg, "large");
+  const int groups = !strcmp(shapes_arg, "groups");
+  int large = !strcmp(shapes_arg, "large") || groups; /* groups: every shape runs, the large windows */
   if (!large && strcmp(shapes_arg, "small")) return usage();
-  const tp_shape *shapes = large ? large_shapes : small_shapes;
-  int nshapes = large ? (int)(sizeof large_shapes / sizeof *large_shapes) : 3;
+  const tp_shape *shapes = groups ? group_shapes : large ? large_shapes : small_shapes;
+  int nshapes = groups ? (int)(sizeof group_shapes / sizeof *group_shapes)
+                : large ? (int)(sizeof large_shapes / sizeof *large_shapes) : 3;
   const int(*wins)[2] = large ? large_windows : windows;
   int nwins = large ? 2 : 5;
 
@@ -227,7 +249,7 @@ int main(int argc, char **argv) {
   free(execs);
   if (printed > MAX_PRINTED_FAILURES)
     printf("... %ld more failures not printed\n", printed - MAX_PRINTED_FAILURES);
-  static const char *const level_names[] = {"full", "reduced", "smoke", "layouts"};
+  static const char *const level_names[] = {"full", "reduced", "smoke", "layouts", "auto"};
   printf("test_diff modes=%s shapes=%s level=%s%s: %ld problems x %d run configurations = %ld runs, "
          "%ld failed runs, %ld failed references or pair counts; worst passing |err|/tol f32 %.3g, bf16 %.3g, "
          "f16 %.3g; K/V packed once per (request, KV head) in %ld runs; %.1f s\n",

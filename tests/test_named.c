@@ -1204,6 +1204,72 @@ static void config_extend_buckets(void) {
   }
 }
 
+/* ---- config_lanes_rows ---------------------------------------------------------
+ * Large query groups: the default header's few-rows rows carry lanes_rows
+ * (docs/formats.md §4), the rows per KV group (longest E_b x H_Q / H_KV) from
+ * which a call runs the lanes tile instead of decode: bf16 on AMX from 8 rows,
+ * AVX2 from 16, the rest (f32 on AVX-512 here) from 32, and E 2-4 from 32.
+ * The reference shape (4 rows) stays on decode everywhere; a layout the caller
+ * names is never changed; an fp8 cache runs decode wherever the header picks
+ * a few-rows layout (E 2-4 on AMX bf16 too, whose row says lanes). */
+static void config_lanes_rows(void) {
+  const char *hdr = xattn_config_header_path();
+  const char *base = strrchr(hdr, '/');
+  if (strcmp(base ? base + 1 : hdr, "xattn_config_default.h") != 0) {
+    printf("config_lanes_rows: built with %s, not the default header: not checked\n", hdr);
+    return;
+  }
+  /* name, B, prefix, extend, encoder, hq, hkv, d, dv, ...: rows per group = E x hq / hkv */
+  tp_shape ref = {"ref_e1", 2, {300, 2000}, {1, 1}, {0}, 8, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0};     /* 4 */
+  tp_shape g8 = {"group8_e1", 2, {300, 2000}, {1, 1}, {0}, 16, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0};  /* 8 */
+  tp_shape g16 = {"group16_e1", 2, {300, 2000}, {1, 1}, {0}, 16, 1, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0}; /* 16 */
+  tp_shape mqa = {"mqa_e1", 2, {300, 2000}, {1, 1}, {0}, 32, 1, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0};    /* 32 */
+  tp_shape d16 = {"drafts16", 2, {1500, 3000}, {2, 1}, {0}, 16, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0}; /* 16 */
+  tp_shape d32 = {"drafts32", 2, {1500, 3000}, {4, 2}, {0}, 16, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0}; /* 32 */
+  /* the header's thresholds per (isa, dtype) this test knows: 8 amx bf16, 16 avx2, 32 avx512 */
+  struct { const char *isa; xattn_dtype dt; int rows_e1; } cases[] = {
+      {"amx", XATTN_BF16, 8}, {"avx512", XATTN_F32, 32}, {"avx512", XATTN_F16, 32},
+      {"avx2", XATTN_F32, 16}, {"avx2", XATTN_BF16, 16}};
+  const struct { const tp_shape *s; int rows, drafts; } shapes[] = {
+      {&ref, 4, 0}, {&g8, 8, 0}, {&g16, 16, 0}, {&mqa, 32, 0}, {&d16, 16, 1}, {&d32, 32, 1}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c) {
+    if (!xattn_isa_runnable(cases[c].isa)) continue;
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; ++k) {
+      tproblem tp;
+      if (tp_build(&tp, shapes[k].s, with(M_CAUSAL, cases[c].dt, XATTN_MODE_CAUSAL, 0, -1, -1), 300 + k)) exit(1);
+      xattn_options o;
+      xattn_options_init(&o);
+      o.isa = cases[c].isa;
+      const char *layout = NULL, *isa = NULL;
+      CHECK(xattn_resolve(&tp.p, &o, NULL, &layout, &isa, NULL) == XATTN_OK, "resolve: %s", xattn_last_error());
+      /* E 2-4: bf16 on AMX runs lanes at any size (its own rows); else decode below 32 rows */
+      const int amx_bf16 = isa && !strcmp(isa, "amx") && cases[c].dt == XATTN_BF16;
+      const int threshold = shapes[k].drafts ? 32 : cases[c].rows_e1;
+      const char *want = (shapes[k].drafts && amx_bf16) || shapes[k].rows >= threshold ? "lanes" : "decode";
+      CHECK(layout && !strcmp(layout, want), "%s %s, %s (%d rows per KV group): layout %s, want %s",
+            isa ? isa : "(null)", xattn_dtype_name(cases[c].dt), shapes[k].s->name, shapes[k].rows,
+            layout ? layout : "(null)", want);
+      /* a layout the caller names stays */
+      o.layout = "decode";
+      CHECK(xattn_resolve(&tp.p, &o, NULL, &layout, NULL, NULL) == XATTN_OK && layout && !strcmp(layout, "decode"),
+            "%s, options.layout decode: resolved %s", shapes[k].s->name, layout ? layout : "(null)");
+      tp_free(&tp);
+      /* an fp8 cache runs decode wherever the header picks a few-rows layout
+         (its in-register widening), E 2-4 on AMX bf16 included */
+      tp_mask m8 = with(M_CAUSAL, cases[c].dt, XATTN_MODE_CAUSAL, 0, -1, -1);
+      m8.kv8 = XATTN_E4M3FN;
+      if (tp_build(&tp, shapes[k].s, m8, 400 + k)) exit(1);
+      o.layout = NULL;
+      CHECK(xattn_resolve(&tp.p, &o, NULL, &layout, NULL, NULL) == XATTN_OK, "resolve: %s", xattn_last_error());
+      const char *want8 = "decode";
+      CHECK(layout && !strcmp(layout, want8), "%s %s, %s with an e4m3fn cache: layout %s, want %s",
+            isa ? isa : "(null)", xattn_dtype_name(cases[c].dt), shapes[k].s->name, layout ? layout : "(null)", want8);
+      n_runs += 3;
+      tp_free(&tp);
+    }
+  }
+}
+
 /* ---- decode_split_merge_exact --------------------------------------------------
  * The few-rows layouts (decode, lanes) cut a request's keys into ranges run by different threads
  * and merges their partial softmax states by log-sum-exp. The merge is exact
@@ -1535,7 +1601,7 @@ static const struct {
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
     T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(fp8_codes_through_full_tiles), T(cpu_class_match),
-    T(decode_split_merge_exact), T(lanes_prefetch_exact), T(lanes_heads_staged), T(kv_packed_once), T(kv_packed_local), T(config_extend_buckets),
+    T(decode_split_merge_exact), T(lanes_prefetch_exact), T(lanes_heads_staged), T(kv_packed_once), T(kv_packed_local), T(config_extend_buckets), T(config_lanes_rows),
 #undef T
 };
 

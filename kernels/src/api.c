@@ -6,6 +6,7 @@
 #include <string.h>
 #include "internal/cache.h"
 #include "internal/error.h"
+#include "internal/fp8.h"
 #include "internal/kernel.h"
 #include "internal/plan.h"
 #include "xattn/xattn_introspect.h"
@@ -157,6 +158,18 @@ xattn_status xattn_resolve_into(const xattn_problem *p, const xattn_options *opt
   } else {
     const int from_row = row ? layout_find(row->layout) : -1;
     r->layout = from_row < 0 ? XATTN_LAYOUT_GQA : (xattn_layout_kind)from_row;
+    /* large query groups (MQA, or a few tokens on a big group): the row's
+       lanes_rows says from how many rows of one KV group the lanes tile beats
+       decode's blocks of 4 rows. An fp8 cache runs decode wherever the header
+       picks a few-rows layout: decode widens its codes in registers, the
+       lanes tile stages every row through f32 (1.2-2.1x slower below 32 rows
+       of a group; bench/README.md "Large query groups") */
+    if (xattn_is_fp8(p->cache_dtype)) {
+      if (r->layout == XATTN_LAYOUT_LANES) r->layout = XATTN_LAYOUT_DECODE;
+    } else if (r->layout == XATTN_LAYOUT_DECODE && row->lanes_rows > 0 &&
+               max_e * (p->heads_q / p->heads_kv) >= row->lanes_rows) {
+      r->layout = XATTN_LAYOUT_LANES;
+    }
   }
   /* the few-rows path holds a request's rows in one item: too many, and the
      flash path runs (what xattn_resolve reports too) */

@@ -6,6 +6,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include "internal/env.h"
 #include "internal/kernel.h"
 #include "internal/mask.h"
 #include "internal/plan.h"
@@ -172,6 +173,9 @@ static void init_run(xattn_plan *pl) {
     run->heads_per_item = gs;
   }
   run->ext_start = pl->ext_start;
+  /* test-only override XATTN_STREAM_OUT_MIN_BYTES: 0 streams every output */
+  const double out_bytes = (double)p->total_tokens * p->heads_q * p->head_dim_v * (double)xattn_dtype_size(p->dtype);
+  run->stream_out = out_bytes >= xattn_env_number("XATTN_STREAM_OUT_MIN_BYTES", (double)XATTN_STREAM_OUT_MIN_BYTES);
 }
 
 /* Queries one item holds: BLOCK_M, or (decode) a whole request. */

@@ -12,6 +12,7 @@
  * would pack each key many times (XATTN_KVPACK_MIN_REUSE). */
 #include <stdlib.h>
 #include <string.h>
+#include "internal/env.h"
 #include "internal/mask.h"
 #include "internal/plan.h"
 
@@ -33,14 +34,7 @@
 /* Test-only overrides: XATTN_KVPACK_WAVE_BYTES (a positive byte count) lowers
  * the bound of a wave, XATTN_KVPACK_MIN_REUSE (a number >= 0) the reuse from
  * which a request packs once, so that small problems run every path; a value
- * that does not parse is ignored. */
-static double env_number(const char *name, double dflt) {
-  const char *env = getenv(name);
-  if (!env || !*env) return dflt;
-  char *end;
-  const double v = strtod(env, &end);
-  return *end || !(v >= 0.0) ? dflt : v;
-}
+ * that does not parse is ignored (xattn_env_number). */
 
 void xattn_kvpack_plan_free(xattn_kvpack_plan *kp) {
   free(kp->pair_off);
@@ -66,8 +60,8 @@ static int64_t item_key_span(const xattn_problem *p, const xattn_item *it) {
 static void choose_requests(const xattn_plan *pl, int32_t *key_base, int32_t *key_count, double *spans,
                             unsigned char *local) {
   const xattn_problem *p = &pl->shape;
-  const double min_reuse = env_number("XATTN_KVPACK_MIN_REUSE", XATTN_KVPACK_MIN_REUSE);
-  const double local_min_reuse = env_number("XATTN_KVPACK_LOCAL_MIN_REUSE", XATTN_KVPACK_LOCAL_MIN_REUSE);
+  const double min_reuse = xattn_env_number("XATTN_KVPACK_MIN_REUSE", XATTN_KVPACK_MIN_REUSE);
+  const double local_min_reuse = xattn_env_number("XATTN_KVPACK_LOCAL_MIN_REUSE", XATTN_KVPACK_LOCAL_MIN_REUSE);
   for (int b = 0; b < p->batch; b++) spans[b] = 0.0;
   for (int64_t i = 0; i < pl->n_items; i++) spans[pl->items[i].b] += (double)item_key_span(p, &pl->items[i]);
   for (int b = 0; b < p->batch; b++) {
@@ -110,7 +104,7 @@ xattn_status xattn_kvpack_plan_make(xattn_plan *pl) {
 
   /* waves: pairs in order, a new wave when the next pair would pass the
      bound; local pairs (pair_wave -1) sit at offset 0 of a thread's buffer */
-  const double wave_env = env_number("XATTN_KVPACK_WAVE_BYTES", 0.0);
+  const double wave_env = xattn_env_number("XATTN_KVPACK_WAVE_BYTES", 0.0);
   const size_t bound = wave_env >= 1.0 ? (size_t)wave_env : XATTN_KVPACK_MAX_BYTES;
   int waves = 0;
   int64_t n_tasks = 0, local_pairs = 0;

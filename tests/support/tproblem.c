@@ -536,8 +536,8 @@ static int env_match(const char *var, const char *value) {
 static int keep(const tp_exec *e) {
   char th[16];
   snprintf(th, sizeof th, "%d", e->threads);
-  return env_match("XATTN_TEST_ISA", e->isa) && env_match("XATTN_TEST_VARIANT", e->variant) &&
-         env_match("XATTN_TEST_LAYOUT", e->layout) && env_match("XATTN_TEST_THREADS", th);
+  return env_match("XATTN_TEST_ISA", e->isa) && env_match("XATTN_TEST_VARIANT", e->variant ? e->variant : "auto") &&
+         env_match("XATTN_TEST_LAYOUT", e->layout ? e->layout : "auto") && env_match("XATTN_TEST_THREADS", th);
 }
 
 int tp_exec_list(tp_level level, tp_exec **out) {
@@ -571,6 +571,12 @@ int tp_exec_list(tp_level level, tp_exec **out) {
                    lc[i % nlc].prefetch};
       if (keep(&e)) list[n++] = e;
     }
+  } else if (level == TP_LEVEL_AUTO) {
+    for (int i = 0; i < nisa; ++i)
+      for (int t = 0; t < 3; ++t, ++rot) {
+        tp_exec e = {isas[i], NULL, NULL, thread_values[t], sched_values[rot % 3], 0, 0};
+        if (keep(&e)) list[n++] = e;
+      }
   } else if (level == TP_LEVEL_LAYOUTS) {
     for (int i = 0; i < nisa; ++i)
       for (int l = 0; l < nlc; ++l, ++rot) {
@@ -598,7 +604,7 @@ int tp_exec_list(tp_level level, tp_exec **out) {
 
 void tp_exec_describe(const tp_exec *e, char *buf, size_t len) {
   snprintf(buf, len, "isa=%s variant=%s layout=%s kv_splits=%d prefetch=%d threads=%d schedule=%s", e->isa,
-           e->variant, e->layout, e->kv_splits, e->prefetch, e->threads, xattn_schedule_name(e->schedule));
+           e->variant ? e->variant : "auto", e->layout ? e->layout : "auto", e->kv_splits, e->prefetch, e->threads, xattn_schedule_name(e->schedule));
 }
 
 void tp_exec_options(const tp_exec *e, xattn_options *o) {

@@ -131,7 +131,9 @@ typedef enum tp_level {
   TP_LEVEL_FULL = 0,    /* isa x variant x layout(x kv_splits) x threads x schedule */
   TP_LEVEL_REDUCED = 1, /* isa x variant x layout(x kv_splits); threads/schedule rotate */
   TP_LEVEL_SMOKE = 2,   /* each variant, layout(x kv_splits) and isa at least once; the rest rotate */
-  TP_LEVEL_LAYOUTS = 3  /* isa x layout(x kv_splits); variant, threads and schedule rotate */
+  TP_LEVEL_LAYOUTS = 3, /* isa x layout(x kv_splits); variant, threads and schedule rotate */
+  TP_LEVEL_AUTO = 4     /* isa x threads with the config header's variant and layout (NULL: what
+                           resolution picks, e.g. lanes for large query groups); schedule rotates */
 } tp_level;
 
 /* Fills *out (malloc'd) with the run configurations of a level; returns the count. */

@@ -16,6 +16,7 @@ typedef struct tune_row {
   char variant[32], layout[32], schedule[32];
   int threads;
   int kv_splits, prefetch; /* optional columns (decode layout); 0 = auto, written only when set */
+  int lanes_rows;          /* optional column (decode layout): groups of this many rows run lanes; 0 = never */
   char comment[240]; /* written as a comment line above the row; may be empty */
 } tune_row;
 

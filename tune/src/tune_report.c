@@ -11,7 +11,7 @@
 
 /* The rows of the header this build was compiled with (the "defaults"). */
 #include TUNE_BASE_HEADER
-/* threads may be followed by kv_splits and prefetch (optional columns) */
+/* threads may be followed by kv_splits, prefetch and lanes_rows (optional columns) */
 #define TUNE_BASE_ROW(i, t, d, dv, m, eb, pb, v, l, s, ...) {i, t, d, dv, m, eb, pb, v, l, s, __VA_ARGS__},
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers" /* the left-out columns are 0 = auto */
 static const tune_row base_rows[] = {XATTN_CONFIG_CLASSES(TUNE_BASE_ROW)};
@@ -31,7 +31,9 @@ void tune_default_config(const tune_class_set *cs, int ci, char *out, size_t n) 
                           c->prefix_bucket))
       continue;
     char extra[48] = "";
-    if (r->kv_splits || r->prefetch) snprintf(extra, sizeof extra, "/s%d/pf%d", r->kv_splits, r->prefetch);
+    if (r->kv_splits || r->prefetch || r->lanes_rows) snprintf(extra, sizeof extra, "/s%d/pf%d", r->kv_splits, r->prefetch);
+    /* lanes from this many rows per KV group (the defaults run it so: NULL options) */
+    if (r->lanes_rows) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "/lanes>=%d", r->lanes_rows);
     if (r->threads > 0) snprintf(out, n, "%s/%s/%s/t%d%s", r->variant, r->layout, r->schedule, r->threads, extra);
     else snprintf(out, n, "%s/%s/%s/tall%s", r->variant, r->layout, r->schedule, extra);
     return;

@@ -71,6 +71,13 @@ int tune_make_rows(const tune_result *res, int n, const tune_row *base, int nbas
     w->threads = r->best.threads == cores ? 0 : r->best.threads;
     w->kv_splits = r->best.kv_splits;
     w->prefetch = r->best.prefetch;
+    /* the group size from which decode hands a KV group to the lanes tile is
+       not a search axis: the base row the class matched keeps saying it */
+    for (int j = 0; j < nbase; j++)
+      if (tune_row_matches(&base[j], w->isa, w->dtype, w->d, w->dv, w->mode, w->extend_bucket, w->prefix_bucket)) {
+        w->lanes_rows = base[j].lanes_rows;
+        break;
+      }
     snprintf(w->comment, sizeof w->comment,
              "%.3fx over the defaults (95%% CI %.3f-%.3f, %d interleaved reps; placement %s)",
              r->speedup.ratio, r->speedup.lo, r->speedup.hi, r->final_n, r->best.placement);

@@ -32,6 +32,14 @@ typedef struct xattn_kvpack {
   const int32_t *key_base, *key_count;
 } xattn_kvpack;
 
+/* From this many bytes of output (o) on, a call writes o with streaming
+ * stores where the kernel can (xattn_run.stream_out): such an output is
+ * several times the 2 MiB L2 of a core, so its lines would leave the cache
+ * before the caller reads them, and ordinary stores first read each line
+ * from memory (bf16 amx, 2 threads, kernels/README.md: bidirectional 16 x 256,
+ * 32 MiB of output, 1.09x; causal E = 2048, 16 MiB, 1.02x). */
+#define XATTN_STREAM_OUT_MIN_BYTES ((size_t)8 << 20)
+
 /* Everything a kernel needs about the call, resolved once. */
 typedef struct xattn_run {
   const xattn_problem *p;
@@ -44,6 +52,8 @@ typedef struct xattn_run {
   int prefetch;          /* decode layout: software prefetch distance in tokens, 0 = none */
   int lanes;             /* few-rows items: 1 = layout lanes (decode.inc's rows-in-lanes tiles) */
   xattn_kvpack kvp;      /* K/V packed per (request, KV head), or buf NULL */
+  int stream_out;        /* 1: the call's output is too large to stay cached, so kernels that
+                            can (HOOK_OUT_STREAM) write o with streaming stores */
 } xattn_run;
 
 /* One step of the packing phase: keys [k0, k0 + n) of (request b, KV head
@@ -130,6 +140,8 @@ typedef struct xattn_config_row {
   int threads;
   int kv_splits;         /* kvsplit / decode: key-range splits, 0 = auto (optional column) */
   int prefetch;          /* decode: prefetch distance in tokens, 0 = auto, -1 = off (optional column) */
+  int lanes_rows;        /* decode: a KV group of at least this many rows (E_b x H_Q / H_KV, the
+                            longest request's) runs the lanes layout instead; 0 = never (optional column) */
 } xattn_config_row;
 /* config.c: fails (one line) when the header has CPU classes and this CPU's
  * class cannot be known (a malformed XATTN_CPU_CLASS); call before the lookup.

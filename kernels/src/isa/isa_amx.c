@@ -415,6 +415,7 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
 #undef ACC_IN
 
 #define HOOK_STAGE_DTYPE(dt) (dt) /* bf16 problems only: decode fp8 rows to bf16 */
+#define HOOK_OUT_STREAM 1 /* large outputs with streaming stores (xattn_run.stream_out) */
 /* kp and vp are sequences of 32-key blocks (16 pair rows of vp), so a span of
  * keys packed once for the whole call serves any tile starting on a block */
 #define HOOK_KV_PREPACK 1

@@ -163,6 +163,24 @@ static inline void cvt_from_f32(void *dst, const float *src, int n, xattn_dtype 
   }
 }
 
+/* cvt_from_f32 for an output row nobody reads soon (xattn_run.stream_out):
+ * bf16 rows of whole 64-byte lines on a 64-byte boundary go out with
+ * streaming stores, which write the lines without reading them from memory
+ * first; any other row takes cvt_from_f32. The caller fences (_mm_sfence)
+ * once its rows are written. */
+static inline void cvt_from_f32_stream(void *dst, const float *src, int n, xattn_dtype dt, float mul) {
+  if (dt != XATTN_BF16 || (n & 31) || ((uintptr_t)dst & 63)) {
+    cvt_from_f32(dst, src, n, dt, mul);
+    return;
+  }
+  const vf m = _mm512_set1_ps(mul);
+  for (int i = 0; i < n; i += 32) {
+    const __m256i a = f32_to_bf16_rne(_mm512_mul_ps(_mm512_loadu_ps(src + i), m));
+    const __m256i b = f32_to_bf16_rne(_mm512_mul_ps(_mm512_loadu_ps(src + i + 16), m));
+    _mm512_stream_si512((__m512i *)((uint16_t *)dst + i), _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1));
+  }
+}
+
 /* out[t] = column t of the 16 x 16 matrix of 32-bit elements in rows r[]. */
 #define XATTN_HAVE_TRANSPOSE16 1
 static inline void transpose16(__m512i r[16]) {
