@@ -27,6 +27,9 @@
  * --start-cols 1 (keys start at columns 1..4 of the table rows) and --kv e4m3fn|e5m2
  * (fp8 cache with a tensor scale and per-token-per-head scales) run every
  * problem with that KV-cache storage instead of the slot table.
+ * --isa-if-runnable NAME narrows the runs to that ISA where this machine can run
+ * it (xattn_isa_runnable, decided at run time: CPU flags and the OS's grant of
+ * AMX tile state) and keeps every ISA elsewhere, for a path only one ISA takes.
  * Failures print the problem and the run configuration, which reproduce it
  * (XATTN_TEST_ISA/_VARIANT/_LAYOUT/_THREADS narrow the run list).
  */
@@ -110,7 +113,7 @@ static int runs_packed_kv(const tproblem *tp, const tp_exec *e) {
 
 static int usage(void) {
   fprintf(stderr, "usage: test_diff --modes LIST --shapes small|large|groups --level full|reduced|smoke|layouts|auto "
-                  "[--seed N] [--plant] [--page N] [--cache token_major|head_major] [--start-cols 0|1] [--kv e4m3fn|e5m2]\n");
+                  "[--seed N] [--plant] [--page N] [--cache token_major|head_major] [--start-cols 0|1] [--kv e4m3fn|e5m2] [--isa-if-runnable NAME]\n");
   return 2;
 }
 
@@ -142,6 +145,15 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i - 1], "--kv")) {
       if (xattn_dtype_parse(v, &storage.kv8) || (storage.kv8 != XATTN_E4M3FN && storage.kv8 != XATTN_E5M2))
         return usage();
+    }
+    else if (!strcmp(argv[i - 1], "--isa-if-runnable")) {
+      /* an explicit XATTN_TEST_ISA (reproducing a failure) still wins; a
+         build without that ISA runs every ISA it has, and says so */
+      int known = 0;
+      for (int k = 0; k < xattn_isa_count(); ++k) known |= !strcmp(xattn_isa_name(k), v);
+      if (!known) fprintf(stderr, "test_diff: --isa-if-runnable: '%s' is not an ISA of this build; every ISA runs\n", v);
+      const char *f = getenv("XATTN_TEST_ISA");
+      if (xattn_isa_runnable(v) && (!f || !*f)) setenv("XATTN_TEST_ISA", v, 1);
     }
     else if (!strcmp(argv[i - 1], "--level")) {
       if (!strcmp(v, "full"))
