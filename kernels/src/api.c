@@ -166,7 +166,7 @@ xattn_status xattn_resolve_into(const xattn_problem *p, const xattn_options *opt
        of a group; bench/README.md "Large query groups") */
     if (xattn_is_fp8(p->cache_dtype)) {
       if (r->layout == XATTN_LAYOUT_LANES) r->layout = XATTN_LAYOUT_DECODE;
-    } else if (r->layout == XATTN_LAYOUT_DECODE && row->lanes_rows > 0 &&
+    } else if (row && r->layout == XATTN_LAYOUT_DECODE && row->lanes_rows > 0 &&
                max_e * (p->heads_q / p->heads_kv) >= row->lanes_rows) {
       r->layout = XATTN_LAYOUT_LANES;
     }
