@@ -23,17 +23,22 @@
 
 #include <cjson/cJSON.h>
 
+#include "xattn_common/build_info.h"
 #include "xattn_common/clock.h"
 #include "xattn_common/files.h"
 #include "case_io.h"
 #include "xattn/xattn.h"
 #include "xattn/xattn_introspect.h"
 
-#ifndef XATTN_GIT_COMMIT
-#define XATTN_GIT_COMMIT "unknown"
-#endif
-
 #define EXIT_USAGE 2
+
+/* The commit this binary was built from, as results name it: 12 hex digits,
+ * "-dirty" when the tree had uncommitted changes, or "nogit". */
+static const char *build_commit(void) {
+  static char s[64];
+  snprintf(s, sizeof s, "%s%s", xc_build_commit(), xc_build_dirty() == 1 ? "-dirty" : "");
+  return s;
+}
 
 static const char usage_text[] =
     "usage: xattn <command> [args]\n"
@@ -262,7 +267,7 @@ static int cmd_info(int argc, char **argv) {
     cJSON_AddNumberToObject(root, "config_cpu_classes", xattn_config_cpu_class_count());
     cJSON_AddStringToObject(root, "config_cpu_class", matched);
     cJSON_AddStringToObject(root, "config_cpu_class_why", why);
-    cJSON_AddStringToObject(root, "commit", XATTN_GIT_COMMIT);
+    cJSON_AddStringToObject(root, "commit", build_commit());
     char version[32];
     snprintf(version, sizeof version, "%d.%d", XATTN_VERSION_MAJOR, XATTN_VERSION_MINOR);
     cJSON_AddStringToObject(root, "version", version);
@@ -273,7 +278,7 @@ static int cmd_info(int argc, char **argv) {
     cJSON_Delete(root);
     return 0;
   }
-  printf("xattn %d.%d, commit %s\n", XATTN_VERSION_MAJOR, XATTN_VERSION_MINOR, XATTN_GIT_COMMIT);
+  printf("xattn %d.%d, commit %s\n", XATTN_VERSION_MAJOR, XATTN_VERSION_MINOR, build_commit());
   printf("isas:          ");
   for (int i = 0; i < nisa; ++i)
     printf("%s%s%s", i ? " " : "", xattn_isa_name(i),
@@ -364,7 +369,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (!strcmp(cmd, "--version")) {
-    printf("xattn %d.%d (commit %s)\n", XATTN_VERSION_MAJOR, XATTN_VERSION_MINOR, XATTN_GIT_COMMIT);
+    printf("xattn %d.%d (commit %s)\n", XATTN_VERSION_MAJOR, XATTN_VERSION_MINOR, build_commit());
     return 0;
   }
   if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);

@@ -380,6 +380,18 @@ def commands(bindir, tmp):
     check(rc == 0 and "config header" in out and not san, "info prints text")
     rc, out, err, san = run([xattn, "help"])
     check(rc == 0 and "run CASE_DIR" in out, "help prints usage")
+    # the commit is taken at build time, not configure time: a build after a
+    # commit without a re-configure must still name HEAD (it named the commit
+    # of the last configure before)
+    src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    head = subprocess.run(["git", "-C", src, "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode == 0:
+        rc, out, err, san = run([xattn, "--version"])
+        check(rc == 0 and f"(commit {head.stdout.strip()[:12]}" in out,
+              f"--version names HEAD {head.stdout.strip()[:12]} (got {out.strip()!r})")
+        check(info.get("commit", "").startswith(head.stdout.strip()[:12]), "info --json: commit is HEAD")
+    else:
+        print("note: the source tree is not a git work tree; the commit check is skipped")
 
     usage = [
         ([], "no command"), (["run"], "run without CASE_DIR"), (["run", "x", "--bogus"], "unknown option"),

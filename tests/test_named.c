@@ -969,7 +969,7 @@ static void fp8_codes_through_kernels(void) {
       }
 }
 
-/* ---- fp8_codes_through_full_tiles -------------------------------------------
+/* ---- fp8_codes_through_full_tiles / fp8_codes_through_lanes_tile -----------
  * Every code of both formats through the decode layout's full-tile path (rows
  * read straight from the cache and widened in registers, scales folded into
  * scores and weights) on every ISA: D = 256 dims, one per code; each request
@@ -988,15 +988,23 @@ static void fp8_codes_through_kernels(void) {
  * (tproblem: H_KV > 1, a random scale per token and head). Head 0's scale for
  * every KV head fails diff_kv_e4m3fn_large_causal on the full tiles (decode.inc
  * K.ks / K.vs), diff_kv_e4m3fn on the flash path (item.inc's fp8 staging) and
- * both on decode's staged rows (decode_load_rows). */
-static void fp8_codes_through_full_tiles(void) {
+ * both on decode's staged rows (decode_load_rows).
+ * The same through the lanes layout (fp8_codes_through_lanes_tile): 64 keys
+ * (one whole span), H_Q 16 and 17 (a whole 16-row block, and one with a
+ * 1-row block beside it); on amx with bf16 that is the AMX lanes tile, which
+ * widens the codes to bf16 and applies the scales to the scores and to P. */
+/* k_once: the K test (one request per code: the cost) only at H_Q hq1, with
+ * per-token scales (they multiply the tensor scale: both are applied) and
+ * bf16 (the AMX tile's own widening; f32 stages rows as decode does). */
+static void fp8_codes_through_layout(const char *layout, const int N, int hq0, int hq1, int k_once) {
   const xattn_dtype fmts[2] = {XATTN_E4M3FN, XATTN_E5M2};
-  enum { D = 256, N = 32 }; /* dims (one per code), keys per request */
+  enum { D = 256 }; /* dims (one per code); N: keys per request */
   for (int f = 0; f < 2; ++f)
     for (int dti = 0; dti < 2; ++dti)
       for (int ktest = 0; ktest < 2; ++ktest)
-        for (int hq = 3; hq <= 4; ++hq)
+        for (int hq = hq0; hq <= hq1; ++hq)
           for (int per_token = 0; per_token < 2; ++per_token) {
+            if (ktest && k_once && (hq != hq1 || !per_token || dti == 0)) continue;
             const xattn_dtype fmt = fmts[f], dt = dti ? XATTN_BF16 : XATTN_F32;
             const int e4 = fmt == XATTN_E4M3FN;
             /* the requests: V test 1 (+1 with e4m3fn's NaN codes); K test one per code */
@@ -1008,7 +1016,7 @@ static void fp8_codes_through_full_tiles(void) {
                   codes[B++] = (uint8_t)c;
             if (!ktest) B = e4 ? 2 : 1;
             const size_t es = xattn_dtype_size(dt);
-            const int slots = 2 * N; /* slots 0..31: the finite codes; 32..63: e4m3fn's NaN codes */
+            const int slots = 2 * N; /* slots 0..N-1: the finite codes; N..2N-1: e4m3fn's NaN codes */
             int32_t *zeros = calloc((size_t)B, sizeof(int32_t)), *enc = malloc(sizeof(int32_t) * (size_t)B);
             int32_t *ones = malloc(sizeof(int32_t) * (size_t)B), *table = malloc(sizeof(int32_t) * (size_t)B * N);
             int64_t *ridx = malloc(sizeof(int64_t) * (size_t)B);
@@ -1022,7 +1030,7 @@ static void fp8_codes_through_full_tiles(void) {
               ks[t] = per_token ? ldexpf(1.0f, t % 3 - 1) : 1.0f;
               vs[t] = per_token ? ldexpf(1.0f, 1 - t % 3) : 1.0f;
             }
-            for (int c = 0; c < 256; ++c) { /* slot 0: the finite codes (and e5m2's Inf / NaN in V); slot 32: all */
+            for (int c = 0; c < 256; ++c) { /* slot 0: the finite codes (and e5m2's Inf / NaN in V); slot N: all */
               const int finite = isfinite(xattn_fp8_to_f32((uint8_t)c, fmt));
               uint8_t *row0 = ktest ? kc : vc, *row32 = (ktest ? kc : vc) + (size_t)N * D;
               row0[c] = finite || (!ktest && !e4) ? (uint8_t)c : 0; /* a K row's Inf / NaN meets every query */
@@ -1075,7 +1083,7 @@ static void fp8_codes_through_full_tiles(void) {
             CHECK(xattn_reference(&p, ref) == XATTN_OK, "reference: %s", xattn_last_error());
             int bad_runs = 0, decode_runs = 0;
             for (int i = 0; i < g_nlayouts; ++i) {
-              if (strcmp(g_layouts[i].layout, "decode")) continue;
+              if (strcmp(g_layouts[i].layout, layout)) continue;
               xattn_options opt;
               tp_exec_options(&g_layouts[i], &opt);
               memset(o, 0x7f, (size_t)B * hq * D * es);
@@ -1087,7 +1095,7 @@ static void fp8_codes_through_full_tiles(void) {
                   const size_t at = (size_t)r * D + d;
                   const double got = dt == XATTN_F32 ? ((float *)o)[at] : xattn_bf16_to_f32(((uint16_t *)o)[at]);
                   double want = ref[at];
-                  if (!ktest) { /* exact: decode(c) * v_scale * its token's scale / 32, in the output dtype */
+                  if (!ktest) { /* exact: decode(c) * v_scale * its token's scale / N, in the output dtype */
                     const int t = r / hq == 1 ? N : 0;
                     const float x = xattn_fp8_to_f32(((const uint8_t *)vc)[(size_t)t * D + d], fmt) * vscale * vs[t] / N;
                     want = dt == XATTN_F32 ? x : xattn_bf16_to_f32(xattn_f32_to_bf16(x));
@@ -1106,13 +1114,16 @@ static void fp8_codes_through_full_tiles(void) {
                 }
               bad_runs += wrong;
             }
-            CHECK(decode_runs > 0 && bad_runs == 0, "%s cache, %s, %s test, H_Q %d, %s scales: %d of %d decode runs wrong",
+            CHECK(decode_runs > 0 && bad_runs == 0, "%s cache, %s, %s test, H_Q %d, %s scales: %d of %d %s runs wrong",
                   xattn_dtype_name(fmt), xattn_dtype_name(dt), ktest ? "K" : "V", hq, per_token ? "per-token" : "tensor",
-                  bad_runs, decode_runs);
+                  bad_runs, decode_runs, layout);
             free(zeros), free(enc), free(ones), free(table), free(ridx), free(kc), free(vc), free(ks), free(vs);
             free(q), free(o), free(ref);
           }
 }
+
+static void fp8_codes_through_full_tiles(void) { fp8_codes_through_layout("decode", 32, 3, 4, 0); }
+static void fp8_codes_through_lanes_tile(void) { fp8_codes_through_layout("lanes", 64, 16, 17, 1); }
 
 /* ---- resolve_reports_running_isa --------------------------------------------
  * An ISA with bf16 code only (amx, avx512bf16) runs f32/f16 problems with the
@@ -1211,7 +1222,8 @@ static void config_extend_buckets(void) {
  * AVX2 from 16, the rest (f32 on AVX-512 here) from 32, and E 2-4 from 32.
  * The reference shape (4 rows) stays on decode everywhere; a layout the caller
  * names is never changed; an fp8 cache runs decode wherever the header picks
- * a few-rows layout (E 2-4 on AMX bf16 too, whose row says lanes). */
+ * a few-rows layout, except bf16 on AMX, whose lanes tile widens fp8 rows in
+ * its tiles: there it follows the same thresholds as a bf16 cache. */
 static void config_lanes_rows(void) {
   const char *hdr = xattn_config_header_path();
   const char *base = strrchr(hdr, '/');
@@ -1255,13 +1267,13 @@ static void config_lanes_rows(void) {
             "%s, options.layout decode: resolved %s", shapes[k].s->name, layout ? layout : "(null)");
       tp_free(&tp);
       /* an fp8 cache runs decode wherever the header picks a few-rows layout
-         (its in-register widening), E 2-4 on AMX bf16 included */
+         (its in-register widening), except bf16 on AMX (the tile widens) */
       tp_mask m8 = with(M_CAUSAL, cases[c].dt, XATTN_MODE_CAUSAL, 0, -1, -1);
       m8.kv8 = XATTN_E4M3FN;
       if (tp_build(&tp, shapes[k].s, m8, 400 + k)) exit(1);
       o.layout = NULL;
       CHECK(xattn_resolve(&tp.p, &o, NULL, &layout, NULL, NULL) == XATTN_OK, "resolve: %s", xattn_last_error());
-      const char *want8 = "decode";
+      const char *want8 = amx_bf16 ? want : "decode";
       CHECK(layout && !strcmp(layout, want8), "%s %s, %s with an e4m3fn cache: layout %s, want %s",
             isa ? isa : "(null)", xattn_dtype_name(cases[c].dt), shapes[k].s->name, layout ? layout : "(null)", want8);
       n_runs += 3;
@@ -1600,7 +1612,8 @@ static const struct {
     T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan), T(lazy_max_outgrown), T(nonfinite_inputs),
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
-    T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(fp8_codes_through_full_tiles), T(cpu_class_match),
+    T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(fp8_codes_through_full_tiles), T(fp8_codes_through_lanes_tile),
+    T(cpu_class_match),
     T(decode_split_merge_exact), T(lanes_prefetch_exact), T(lanes_heads_staged), T(kv_packed_once), T(kv_packed_local), T(config_extend_buckets), T(config_lanes_rows),
 #undef T
 };

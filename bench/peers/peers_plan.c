@@ -21,6 +21,7 @@
 #include "xattn/xattn.h"
 #include "xattn/xattn_introspect.h"
 #include "xattn_bench/machine.h"
+#include "xattn_common/build_info.h"
 #include "xattn_bench/peak.h"
 #include "xattn_bench/problem.h"
 #include "xattn_bench/topology.h"
@@ -40,17 +41,17 @@ static cJSON *context(const xb_topology *t) {
     fprintf(stderr, "xattn-peers-plan: %s\n", err);
     exit(2);
   }
-  const int dirty = xb_build_dirty();
-  xb_commit_dir_name(xb_build_commit(), dirty, commit_dir, sizeof commit_dir);
-  cJSON_AddStringToObject(c, "xattn_commit", xb_build_commit());
+  const int dirty = xc_build_dirty();
+  xb_commit_dir_name(xc_build_commit(), dirty, commit_dir, sizeof commit_dir);
+  cJSON_AddStringToObject(c, "xattn_commit", xc_build_commit());
   cJSON_AddStringToObject(c, "xattn_dirty", dirty < 0 ? "unknown" : dirty ? "true" : "false");
   cJSON_AddStringToObject(c, "xattn_commit_dir", commit_dir);
   cJSON_AddStringToObject(c, "xattn_machine", machine);
   cJSON_AddStringToObject(c, "xattn_cpu_model", xb_cpu_model());
   cJSON_AddStringToObject(c, "xattn_cpu_flags", xb_cpu_flags());
   cJSON_AddStringToObject(c, "xattn_topology", xb_topology_summary(t));
-  cJSON_AddStringToObject(c, "xattn_compiler", xb_compiler());
-  cJSON_AddStringToObject(c, "xattn_cflags", xb_cflags());
+  cJSON_AddStringToObject(c, "xattn_compiler", xc_build_compiler());
+  cJSON_AddStringToObject(c, "xattn_cflags", xc_build_cflags());
   cJSON_AddStringToObject(c, "xattn_config_header", xattn_config_header_path());
   cJSON_AddStringToObject(c, "xattn_config_provenance", xattn_config_provenance());
   return c;

@@ -4,6 +4,7 @@
 #include "xattn/xattn_introspect.h"
 
 #include "xattn_bench/machine.h"
+#include "xattn_common/build_info.h"
 #include "xattn_bench/mask.h"
 #include "xattn_bench/peak.h"
 #include "xattn_bench/timing.h"
@@ -401,7 +402,7 @@ int xb_session_open(xb_session *s, char *err, size_t errlen) {
   if (xb_machine_name(xb_cpu_model(), xb_topology_cores(s->topo), xb_topology_summary(s->topo), s->machine,
                       sizeof s->machine, err, errlen) != 0)
     return -1;
-  xb_commit_dir_name(xb_build_commit(), xb_build_dirty(), s->commit_dir, sizeof s->commit_dir);
+  xb_commit_dir_name(xc_build_commit(), xc_build_dirty(), s->commit_dir, sizeof s->commit_dir);
   s->progress_last_row = -1;
   return 0;
 }
@@ -717,15 +718,15 @@ static void add_workload_classes(const xb_suite *su, void (*add)(const char *, c
 
 void xb_context(xb_session *s, void (*add)(const char *, const char *, void *), void *ctx) {
   char buf[1024];
-  add("xattn_commit", xb_build_commit(), ctx);
-  int dirty = xb_build_dirty();
+  add("xattn_commit", xc_build_commit(), ctx);
+  int dirty = xc_build_dirty();
   add("xattn_dirty", dirty < 0 ? "unknown" : dirty ? "true" : "false", ctx);
   add("xattn_machine", s->machine, ctx);
   add("xattn_cpu_model", xb_cpu_model(), ctx);
   add("xattn_cpu_flags", xb_cpu_flags(), ctx);
   add("xattn_topology", xb_topology_summary(s->topo), ctx);
-  add("xattn_compiler", xb_compiler(), ctx);
-  add("xattn_cflags", xb_cflags(), ctx);
+  add("xattn_compiler", xc_build_compiler(), ctx);
+  add("xattn_cflags", xc_build_cflags(), ctx);
   char rel[4096];
   add("xattn_config_header", xb_repo_relative(xattn_config_header_path(), rel, sizeof rel), ctx);
   add("xattn_config_provenance", xattn_config_provenance(), ctx);

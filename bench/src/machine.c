@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "xattn_bench/machine.h"
 
-#include "xb_build_info.h" /* generated at build time: XB_BUILD_DESCRIBE, XB_SOURCE_DIR, ... */
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "xattn_common/build_info.h"
 #include "xattn_common/hash.h"
 
 static void cpuinfo_field(const char *key, char *out, size_t outlen, const char *fallback) {
@@ -105,60 +105,15 @@ int xb_machine_name(const char *model, int cores, const char *topology_summary, 
   return 0;
 }
 
-/* XB_BUILD_DESCRIBE is `git describe --always --dirty --abbrev=12` at build
- * time: "<hash>", "<tag>-<n>-g<hash>", each maybe with "-dirty"; or "". */
-static void parse_describe(char *hash, int *dirty) {
-  const char *d = XB_BUILD_DESCRIBE;
-  hash[0] = 0;
-  *dirty = strstr(d, "-dirty") != NULL;
-  const char *g = strstr(d, "-g");
-  const char *h = g ? g + 2 : d;
-  int n = 0;
-  while (n < 40 && isxdigit((unsigned char)h[n])) n++;
-  if (n >= 7) snprintf(hash, 41, "%.*s", n < 12 ? n : 12, h);
-}
-
-const char *xb_build_commit(void) {
-  static char hash[41];
-  int dirty;
-  parse_describe(hash, &dirty);
-  if (!hash[0]) strcpy(hash, "nogit");
-  return hash;
-}
-
-int xb_build_dirty(void) {
-  static int cached = -2;
-  if (cached != -2) return cached;
-  char hash[41];
-  int dirty;
-  parse_describe(hash, &dirty);
-  if (!hash[0]) return cached = -1;
-  if (!dirty) {
-    /* The tree may have changed since the build: ask git now, if we are in one. */
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "git -C '%s' status --porcelain --untracked-files=no 2>/dev/null", XB_SOURCE_DIR);
-    FILE *p = popen(cmd, "r");
-    if (p) {
-      char line[256];
-      if (fgets(line, sizeof line, p)) dirty = 1;
-      pclose(p);
-    }
-  }
-  return cached = dirty;
-}
-
 void xb_commit_dir_name(const char *commit, int dirty, char *out, size_t outlen) {
   if (!commit || !*commit || strcmp(commit, "nogit") == 0) snprintf(out, outlen, "nogit");
   else snprintf(out, outlen, "%s%s", commit, dirty > 0 ? "-dirty" : "");
 }
 
-const char *xb_compiler(void) { return XB_COMPILER; }
-const char *xb_cflags(void) { return XB_CFLAGS; }
-
 const char *xb_repo_relative(const char *path, char *out, size_t outlen) {
   char real[PATH_MAX], root[PATH_MAX];
   const char *p = path ? path : "";
-  if (realpath(p, real) && realpath(XB_SOURCE_DIR, root)) {
+  if (realpath(p, real) && realpath(xc_build_source_dir(), root)) {
     const size_t n = strlen(root);
     if (strncmp(real, root, n) == 0 && real[n] == '/') p = real + n + 1;
   }

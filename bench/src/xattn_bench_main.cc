@@ -15,9 +15,9 @@
 
 #include "bench_run.h"
 #include "xattn_bench/machine.h"
+#include "xattn_common/build_info.h"
 #include "xattn_bench/timing.h"
 #include "xattn_common/process.h"
-#include "xb_build_info.h"
 
 namespace {
 
@@ -101,7 +101,7 @@ std::string default_results_dir() {
   // the source tree's results/ while it exists (a build tree), else ./results
   // (an installed binary on another machine)
   struct stat st;
-  if (stat(XB_SOURCE_DIR, &st) == 0 && S_ISDIR(st.st_mode)) return std::string(XB_SOURCE_DIR) + "/results";
+  if (stat(xc_build_source_dir(), &st) == 0 && S_ISDIR(st.st_mode)) return std::string(xc_build_source_dir()) + "/results";
   return "results";
 }
 

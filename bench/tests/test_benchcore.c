@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "xattn_bench/baseline.h"
 #include "xattn_bench/machine.h"
+#include "xattn_common/build_info.h"
 #include "xattn_bench/mask.h"
 #include "xattn_bench/memroof.h"
 #include "xattn_bench/problem.h"
@@ -336,9 +337,9 @@ static int test_naming(const char *tmpdir) {
   CHECK(strcmp(out, "0123456789ab") == 0, "%s", out);
   xb_commit_dir_name("nogit", -1, out, sizeof out);
   CHECK(strcmp(out, "nogit") == 0, "%s", out);
-  const char *c = xb_build_commit();
+  const char *c = xc_build_commit();
   CHECK(strcmp(c, "nogit") == 0 || strlen(c) == 12, "build commit %s", c);
-  printf("build commit %s dirty %d\n", c, xb_build_dirty());
+  printf("build commit %s dirty %d\n", c, xc_build_dirty());
   xb_utc_stamp(out, sizeof out);
   CHECK(strlen(out) == 16 && out[8] == 'T' && out[15] == 'Z', "stamp %s", out);
   xb_sanitize_label("my run/1", out, sizeof out);

@@ -161,10 +161,11 @@ xattn_status xattn_resolve_into(const xattn_problem *p, const xattn_options *opt
     /* large query groups (MQA, or a few tokens on a big group): the row's
        lanes_rows says from how many rows of one KV group the lanes tile beats
        decode's blocks of 4 rows. An fp8 cache runs decode wherever the header
-       picks a few-rows layout: decode widens its codes in registers, the
-       lanes tile stages every row through f32 (1.2-2.1x slower below 32 rows
+       picks a few-rows layout, unless the lanes tile widens fp8 rows in its
+       tiles (bf16 on amx: 1.15-3.1x faster than decode there): elsewhere it
+       stages every row through f32 (1.3-2.2x slower than decode at 8-16 rows
        of a group; bench/README.md "Large query groups") */
-    if (xattn_is_fp8(p->cache_dtype)) {
+    if (xattn_is_fp8(p->cache_dtype) && !(p->dtype == XATTN_BF16 && r->isa->kernels->lanes_fp8_tiles)) {
       if (r->layout == XATTN_LAYOUT_LANES) r->layout = XATTN_LAYOUT_DECODE;
     } else if (row && r->layout == XATTN_LAYOUT_DECODE && row->lanes_rows > 0 &&
                max_e * (p->heads_q / p->heads_kv) >= row->lanes_rows) {

@@ -9,6 +9,7 @@
 #include "xattn/xattn.h"
 #include "xattn/xattn_introspect.h"
 #include "xattn_bench/machine.h"
+#include "xattn_common/build_info.h"
 
 static int64_t cache_size(hwloc_topology_t t, hwloc_obj_type_t type) {
   hwloc_obj_t o = hwloc_get_obj_by_type(t, type, 0);
@@ -56,11 +57,11 @@ int tune_env_open(tune_env *e, char *err, size_t errn) {
   }
   snprintf(e->id.cpu_model, sizeof e->id.cpu_model, "%s", model);
   snprintf(e->id.topology, sizeof e->id.topology, "%s", summary);
-  snprintf(e->id.compiler, sizeof e->id.compiler, "%s", xb_compiler());
-  snprintf(e->id.cflags, sizeof e->id.cflags, "%s", xb_cflags());
+  snprintf(e->id.compiler, sizeof e->id.compiler, "%s", xc_build_compiler());
+  snprintf(e->id.cflags, sizeof e->id.cflags, "%s", xc_build_cflags());
   snprintf(e->id.kernel_digest, sizeof e->id.kernel_digest, "%s", TUNE_KERNEL_DIGEST);
-  snprintf(e->commit, sizeof e->commit, "%s%s", xb_build_commit(), xb_build_dirty() == 1 ? "-dirty" : "");
-  xb_commit_dir_name(xb_build_commit(), xb_build_dirty(), e->commit_dir, sizeof e->commit_dir);
+  snprintf(e->commit, sizeof e->commit, "%s%s", xc_build_commit(), xc_build_dirty() == 1 ? "-dirty" : "");
+  xb_commit_dir_name(xc_build_commit(), xc_build_dirty(), e->commit_dir, sizeof e->commit_dir);
 
   hwloc_topology_t h = (hwloc_topology_t)xb_topology_hwloc(e->topo);
   e->machine.cores = cores;

@@ -30,8 +30,10 @@ void tune_default_config(const tune_class_set *cs, int ci, char *out, size_t n) 
     if (!tune_row_matches(r, c->isa, c->dtype, c->d, c->dv, c->mode, c->extend_bucket,
                           c->prefix_bucket))
       continue;
+    /* the candidate keys' spelling (tune_cand_make_key): a field shows only when set */
     char extra[48] = "";
-    if (r->kv_splits || r->prefetch || r->lanes_rows) snprintf(extra, sizeof extra, "/s%d/pf%d", r->kv_splits, r->prefetch);
+    if (r->kv_splits) snprintf(extra, sizeof extra, "/s%d", r->kv_splits);
+    if (r->prefetch) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "/pf%d", r->prefetch);
     /* lanes from this many rows per KV group (the defaults run it so: NULL options) */
     if (r->lanes_rows) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "/lanes>=%d", r->lanes_rows);
     if (r->threads > 0) snprintf(out, n, "%s/%s/%s/t%d%s", r->variant, r->layout, r->schedule, r->threads, extra);

@@ -29,15 +29,9 @@ void xb_model_slug(const char *model, char *out, size_t outlen);
 int xb_machine_name(const char *model, int cores, const char *topology_summary,
                     char *out, size_t outlen, char *err, size_t errlen);
 
-/* Commit of the build: 12 hex digits or "nogit"; dirty when the build tree
- * was dirty or `git status` of the source tree (run now, when it is a git
- * work tree) shows changes to tracked files. */
-const char *xb_build_commit(void); /* 12 hex or "nogit" */
-int xb_build_dirty(void);          /* 1 dirty, 0 clean, -1 unknown (nogit) */
-/* "<12 hex>", "<12 hex>-dirty" or "nogit". */
+/* "<12 hex>", "<12 hex>-dirty" or "nogit", from xc_build_commit() and
+ * xc_build_dirty() (xattn_common/build_info.h: the build's identity). */
 void xb_commit_dir_name(const char *commit, int dirty, char *out, size_t outlen);
-const char *xb_compiler(void);     /* "GNU 12.2.0" */
-const char *xb_cflags(void);       /* C flags of the build type */
 
 /* A path as committed files record it: relative to the source tree this
  * binary was built from when it lies inside it (resolved with realpath, so a
