@@ -1125,6 +1125,52 @@ static void fp8_codes_through_layout(const char *layout, const int N, int hq0, i
 static void fp8_codes_through_full_tiles(void) { fp8_codes_through_layout("decode", 32, 3, 4, 0); }
 static void fp8_codes_through_lanes_tile(void) { fp8_codes_through_layout("lanes", 64, 16, 17, 1); }
 
+/* ---- decode_full_tile_dims ------------------------------------------------------
+ * The decode layout's full-tile blocks on every runnable ISA (on avx512bf16
+ * with bf16 the bf16-dot block, decode/dots_bf16.inc: the raw bf16 query
+ * against K rows as pairs along d, scale * log2 e on the summed scores, P in
+ * bf16 against V rows interleaved in pairs of keys; fp8 codes widened to bf16
+ * through byte tables, the query laid out in the K steps' element order):
+ * head dims with 16-element tails (D 80: half a 32-element step of bf16 and a
+ * 16-code fp8 step; DV 48: 3 of a block's 4 dv vectors; DV 208: 64-column
+ * blocks and a 16-column one; D 16), D != DV both ways, 1 to 5 query heads per
+ * KV head (row blocks of 4, 2 and 1), prefixes that end mid-tile (the partial
+ * and masked tiles take the staged f32 path beside full ones), a left window,
+ * E 1 and 3, a soft cap, sinks, bf16 / f32 and e4m3fn / e5m2 caches. Scale 0.5
+ * makes the softmax peaky so that weights on the wrong key move the output far
+ * past the bf16 tolerance: swapping the two keys of a V pair, dropping the
+ * score scale or a wrong byte of the fp8 tables fails it. */
+static void decode_full_tile_dims(void) {
+  static const int dims[][4] = {{4, 1, 80, 48}, {5, 1, 48, 208}, {6, 2, 128, 128}, {2, 2, 192, 64}, {8, 2, 16, 32}};
+  static const int windows[][2] = {{-1, -1}, {20, -1}};
+  static const xattn_dtype kv8s[] = {0, XATTN_E4M3FN, XATTN_E5M2};
+  const char *variant = tp_compiled_variant("64x64");
+  for (size_t k = 0; k < sizeof dims / sizeof *dims; ++k)
+    for (int wi = 0; wi < 2; ++wi)
+      for (int dti = 0; dti < 2; ++dti)
+        for (int f = 0; f < 3; ++f) {
+          tp_shape s = {"full_tile_dims", 3, {37, 70, 133}, {1, 3, 1}, {0}, dims[k][0], dims[k][1], dims[k][2], dims[k][3],
+                        0, 0, 0, 0, 0.5f, k == 1 ? 5.0f : 0.0f, k == 2, 0};
+          tp_mask m = with(M_CAUSAL, dti ? XATTN_BF16 : XATTN_F32, XATTN_MODE_CAUSAL, 0, windows[wi][0], windows[wi][1]);
+          m.kv8 = kv8s[f];
+          tproblem tp;
+          build(&tp, &s, m, 9100 + 10 * k + wi);
+          for (int isa = 0; isa < xattn_isa_count(); ++isa) {
+            const char *name = xattn_isa_name(isa);
+            if (!xattn_isa_runnable(name)) continue;
+            tp_exec e = {name, variant, "decode", 2, XATTN_SCHED_AUTO, 1, 0};
+            xattn_status st;
+            tp_result r = tp_run_check(&tp, &e, &st);
+            char d[256], why[400];
+            tp_describe(&tp, d, sizeof d);
+            tp_describe_result(&r, why, sizeof why);
+            CHECK(st == XATTN_OK && tp_ok(&r), "%s on %s (decode): status %d, %s", d, name, (int)st, why);
+            n_runs++;
+          }
+          tp_free(&tp);
+        }
+}
+
 /* ---- resolve_reports_running_isa --------------------------------------------
  * An ISA with bf16 code only (amx, avx512bf16) runs f32/f16 problems with the
  * avx512 kernels; what xattn_resolve reports (and so what bench rows and config
@@ -1612,7 +1658,7 @@ static const struct {
     T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan), T(lazy_max_outgrown), T(nonfinite_inputs),
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
-    T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(fp8_codes_through_full_tiles), T(fp8_codes_through_lanes_tile),
+    T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(fp8_codes_through_full_tiles), T(decode_full_tile_dims), T(fp8_codes_through_lanes_tile),
     T(cpu_class_match),
     T(decode_split_merge_exact), T(lanes_prefetch_exact), T(lanes_heads_staged), T(kv_packed_once), T(kv_packed_local), T(config_extend_buckets), T(config_lanes_rows),
 #undef T

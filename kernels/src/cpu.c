@@ -55,6 +55,7 @@ static int cpu_has(const char *f, size_t n) {
   if (IS("avx512vl")) return !!__builtin_cpu_supports("avx512vl");
   if (IS("avx512dq")) return !!__builtin_cpu_supports("avx512dq");
   if (IS("avx512bf16")) return !!__builtin_cpu_supports("avx512bf16");
+  if (IS("avx512vbmi")) return !!__builtin_cpu_supports("avx512vbmi");
 #if defined(__x86_64__)
   if (IS("amx")) return amx_usable();
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "xattn/xattn.h"
+#include "internal/fp8.h"
 
 size_t xattn_dtype_size(xattn_dtype t) {
   return t == XATTN_F32 ? 4 : t == XATTN_E4M3FN || t == XATTN_E5M2 ? 1 : 2;
@@ -115,10 +116,18 @@ uint8_t xattn_f32_to_fp8(float x, xattn_dtype t) {
 /* The kernels' decode tables (internal/fp8.h), filled once at load time from
  * xattn_fp8_to_f32 so that both are one definition. */
 float xattn_fp8_tables[2][256];
+uint8_t xattn_fp8_bf16_bytes[2][2][128];
 
 __attribute__((constructor)) static void fill_fp8_tables(void) {
   for (int c = 0; c < 256; c++) {
     xattn_fp8_tables[0][c] = xattn_fp8_to_f32((uint8_t)c, XATTN_E4M3FN);
     xattn_fp8_tables[1][c] = xattn_fp8_to_f32((uint8_t)c, XATTN_E5M2);
   }
+  for (int f = 0; f < 2; f++) /* every fp8 value is a bf16 value: the f32's high half, exactly */
+    for (int c = 0; c < 128; c++) {
+      uint32_t u;
+      memcpy(&u, &xattn_fp8_tables[f][c], sizeof u);
+      xattn_fp8_bf16_bytes[f][0][c] = (uint8_t)(u >> 16);
+      xattn_fp8_bf16_bytes[f][1][c] = (uint8_t)(u >> 24);
+    }
 }

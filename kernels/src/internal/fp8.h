@@ -10,6 +10,12 @@
 /* [0]: e4m3fn, [1]: e5m2; code -> exact float (dtype.c fills them at load). */
 extern float xattn_fp8_tables[2][256];
 
+/* [0]: e4m3fn, [1]: e5m2; [0]: low byte, [1]: high byte of the bf16 of the
+ * positive code c < 128 (exact: both formats are bf16 values, NaN a quiet
+ * NaN); a code's sign is its bit 7 and the bf16's bit 15 (dtype.c fills
+ * them with xattn_fp8_tables). Byte tables for vpermi2b (decode/dots_bf16.inc). */
+extern uint8_t xattn_fp8_bf16_bytes[2][2][128];
+
 static inline int xattn_is_fp8(xattn_dtype t) { return t == XATTN_E4M3FN || t == XATTN_E5M2; }
 
 static inline const float *xattn_fp8_table(xattn_dtype t) { return xattn_fp8_tables[t == XATTN_E5M2]; }
