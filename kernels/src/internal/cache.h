@@ -54,6 +54,7 @@ static inline int64_t xattn_cache_offset(const xattn_problem *p, int b, int64_t 
  * the row of per-token arrays that follow the cache (fp8 scales). */
 static inline int64_t xattn_cache_token(const xattn_problem *p, int b, int64_t j) {
   const int64_t col = xattn_table_col(p, b, j), page = xattn_page(p);
+  if (page == 1) return xattn_table_entry(p, b, col); /* no division on the slot-table path (fp8 scales per key) */
   return xattn_table_entry(p, b, col / page) * page + col % page;
 }
 
