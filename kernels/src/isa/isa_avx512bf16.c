@@ -151,6 +151,7 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
 #define HOOK_STAGE_DTYPE(dt) (dt) /* bf16 problems only: decode fp8 rows to bf16 */
 #include "isa/item.inc"
 #define DEC_BF16_DOTS 1 /* the decode layout's full tiles on vdpbf16ps (decode/dots_bf16.inc) */
+#define XATTN_LANES_BF16 1 /* the lanes span on bf16 pairs (decode/lanes_bf16.inc) */
 #include "decode/decode.inc"
 
 XATTN_ISA_KERNELS(avx512bf16);
