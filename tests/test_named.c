@@ -1267,9 +1267,8 @@ static void config_extend_buckets(void) {
  * which a call runs the lanes tile instead of decode: bf16 on AMX from 8 rows,
  * AVX2 from 16, the rest (f32 on AVX-512 here) from 32, and E 2-4 from 32.
  * The reference shape (4 rows) stays on decode everywhere; a layout the caller
- * names is never changed; an fp8 cache runs decode wherever the header picks
- * a few-rows layout, except bf16 on AMX, whose lanes tile widens fp8 rows in
- * its tiles: there it follows the same thresholds as a bf16 cache. */
+ * names is never changed; an fp8 cache follows the same thresholds (every
+ * lanes tile widens fp8 rows in registers). */
 static void config_lanes_rows(void) {
   const char *hdr = xattn_config_header_path();
   const char *base = strrchr(hdr, '/');
@@ -1312,14 +1311,13 @@ static void config_lanes_rows(void) {
       CHECK(xattn_resolve(&tp.p, &o, NULL, &layout, NULL, NULL) == XATTN_OK && layout && !strcmp(layout, "decode"),
             "%s, options.layout decode: resolved %s", shapes[k].s->name, layout ? layout : "(null)");
       tp_free(&tp);
-      /* an fp8 cache runs decode wherever the header picks a few-rows layout
-         (its in-register widening), except bf16 on AMX (the tile widens) */
+      /* an fp8 cache: the same layout */
       tp_mask m8 = with(M_CAUSAL, cases[c].dt, XATTN_MODE_CAUSAL, 0, -1, -1);
       m8.kv8 = XATTN_E4M3FN;
       if (tp_build(&tp, shapes[k].s, m8, 400 + k)) exit(1);
       o.layout = NULL;
       CHECK(xattn_resolve(&tp.p, &o, NULL, &layout, NULL, NULL) == XATTN_OK, "resolve: %s", xattn_last_error());
-      const char *want8 = amx_bf16 ? want : "decode";
+      const char *want8 = want;
       CHECK(layout && !strcmp(layout, want8), "%s %s, %s with an e4m3fn cache: layout %s, want %s",
             isa ? isa : "(null)", xattn_dtype_name(cases[c].dt), shapes[k].s->name, layout ? layout : "(null)", want8);
       n_runs += 3;

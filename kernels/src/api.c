@@ -160,17 +160,12 @@ xattn_status xattn_resolve_into(const xattn_problem *p, const xattn_options *opt
     r->layout = from_row < 0 ? XATTN_LAYOUT_GQA : (xattn_layout_kind)from_row;
     /* large query groups (MQA, or a few tokens on a big group): the row's
        lanes_rows says from how many rows of one KV group the lanes tile beats
-       decode's blocks of 4 rows. An fp8 cache runs decode wherever the header
-       picks a few-rows layout, unless the lanes tile widens fp8 rows in its
-       tiles (bf16 on amx: 1.15-3.1x faster than decode there): elsewhere it
-       stages every row through f32 (1.3-2.2x slower than decode at 8-16 rows
-       of a group; bench/README.md "Large query groups") */
-    if (xattn_is_fp8(p->cache_dtype) && !(p->dtype == XATTN_BF16 && r->isa->kernels->lanes_fp8_tiles)) {
-      if (r->layout == XATTN_LAYOUT_LANES) r->layout = XATTN_LAYOUT_DECODE;
-    } else if (row && r->layout == XATTN_LAYOUT_DECODE && row->lanes_rows > 0 &&
-               max_e * (p->heads_q / p->heads_kv) >= row->lanes_rows) {
+       decode's blocks of 4 rows. fp8 caches alike: every lanes tile widens
+       fp8 rows in registers with the scales on scores and P (bench/README.md
+       "Measured: the lanes tile on bf16 pairs and fp8 rows widened") */
+    if (row && r->layout == XATTN_LAYOUT_DECODE && row->lanes_rows > 0 &&
+        max_e * (p->heads_q / p->heads_kv) >= row->lanes_rows)
       r->layout = XATTN_LAYOUT_LANES;
-    }
   }
   /* the few-rows path holds a request's rows in one item: too many, and the
      flash path runs (what xattn_resolve reports too) */

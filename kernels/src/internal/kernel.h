@@ -102,15 +102,10 @@ typedef struct xattn_isa_kernels {
      kv_pack_bytes sizes the region of one pair with `keys` keys */
   xattn_kvpack_fn kv_pack;
   xattn_kvpack_bytes_fn kv_pack_bytes;
-  /* 1 where the lanes layout's bf16 span runs on tiles that widen an fp8
-     cache's rows as they are staged (decode/lanes_amx.inc); 0: the lanes tile
-     stages fp8 rows through f32 (api.c routes fp8 caches to decode there) */
-  int lanes_fp8_tiles;
 } xattn_isa_kernels;
 #define XATTN_ISA_KERNELS(name)                                                                  \
   const xattn_isa_kernels xattn_kernels_##name = {item_scratch_bytes, item_table, decode_item, \
-                                                  decode_scratch_bytes, KV_PACK_FN, KV_PACK_BYTES_FN, \
-                                                  DEC_LANES_FP8_TILES}
+                                                  decode_scratch_bytes, KV_PACK_FN, KV_PACK_BYTES_FN}
 
 #define XATTN_ISA_DECLARE(name, features, f32_isa) extern const xattn_isa_kernels xattn_kernels_##name;
 XATTN_ISA_LIST(XATTN_ISA_DECLARE)
