@@ -32,6 +32,11 @@
      AVX-512 from 32 (1.06-1.13x; 16 rows tie or lose); fp8 caches stay on    \
      decode; bench/README.md "Large query groups" */                             \
   X("amx", "bf16", -1, -1, "*", 0, -1, "64x64", "decode", "static", 0, 0, 0, 8)        \
+  /* bf16 on avx512bf16 (no AMX: Zen 4, where vdpbf16ps runs at twice the f32 \
+     FMA rate): the lanes tile on bf16 pairs from 16 rows (B 8, P 4096, E 4 x  \
+     4 heads: 1.34x decode; 8 rows: 0.80x; MQA's 32: 1.83x); bench/README.md  \
+     "the lanes tile on bf16 pairs" */                                         \
+  X("avx512bf16", "bf16", -1, -1, "*", 0, -1, "64x64", "decode", "static", 0, 0, 0, 16) \
   X("avx2", "*", -1, -1, "*", 0, -1, "64x64", "decode", "static", 0, 0, 0, 16)          \
   X("*", "*", -1, -1, "*", 0, -1, "64x64", "decode", "static", 0, 0, 0, 32)              \
   /* 2-4 new tokens on a long prefix (speculative drafts): still bound by the    \
@@ -43,6 +48,8 @@
      runs decode wherever these rows pick lanes (1.2-2.1x below 32 rows) */      \
   X("amx", "bf16", -1, -1, "*", 1, 2, "64x64", "lanes", "static", 0)                   \
   X("amx", "bf16", -1, -1, "*", 1, 3, "64x64", "lanes", "static", 0)                   \
+  X("avx512bf16", "bf16", -1, -1, "*", 1, 2, "64x64", "decode", "static", 0, 0, 0, 16) \
+  X("avx512bf16", "bf16", -1, -1, "*", 1, 3, "64x64", "decode", "static", 0, 0, 0, 16) \
   X("*", "*", -1, -1, "*", 1, 2, "64x64", "decode", "static", 0, 0, 0, 32)              \
   X("*", "*", -1, -1, "*", 1, 3, "64x64", "decode", "static", 0, 0, 0, 32)              \
   /* bf16 on AMX tiles: tile products are cheap, the softmax is not, so long key   \
