@@ -1207,8 +1207,9 @@ static void resolve_reports_running_isa(void) {
  * exactly the calls it held before, and the default header's E = 1 row must
  * make dispatch run the few-rows decode layout. E 2-4 on a long prefix
  * (speculative drafts) is still bound by the gathered K/V rows: a few-rows
- * layout there too (lanes for bf16 on AMX tiles, decode elsewhere; the
- * header's comment has the measurements); from E 5 the flash layouts. */
+ * layout there too (lanes for bf16 on AMX tiles and, from 16 rows per KV
+ * group, on avx512bf16; decode elsewhere; the header's comment has the
+ * measurements); from E 5 the flash layouts. */
 static int format1_bucket(int64_t e) { return e <= 64 ? 0 : e <= 512 ? 1 : e <= 2048 ? 2 : 3; }
 
 static void config_extend_buckets(void) {
@@ -1251,7 +1252,8 @@ static void config_extend_buckets(void) {
           xattn_dtype_name((xattn_dtype)dt), la ? la : "(null)");
     CHECK(lb && strcmp(lb, "decode") != 0, "%s, E = 8: layout %s, want a flash layout",
           xattn_dtype_name((xattn_dtype)dt), lb ? lb : "(null)");
-    const char *want_c = dt == XATTN_BF16 && isa_c && !strcmp(isa_c, "amx") ? "lanes" : "decode";
+    /* bf16: lanes on amx; on avx512bf16 from 16 rows per group (E 4 x 4 heads here) */
+    const char *want_c = dt == XATTN_BF16 && isa_c && (!strcmp(isa_c, "amx") || !strcmp(isa_c, "avx512bf16")) ? "lanes" : "decode";
     CHECK(lc && !strcmp(lc, want_c), "%s on %s, E 2-4 on a 3000-token prefix: layout %s, want %s",
           xattn_dtype_name((xattn_dtype)dt), isa_c ? isa_c : "(null)", lc ? lc : "(null)", want_c);
     n_runs += 3;
