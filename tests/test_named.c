@@ -995,7 +995,8 @@ static void fp8_codes_through_kernels(void) {
  * widens the codes to bf16 and applies the scales to the scores and to P. */
 /* k_once: the K test (one request per code: the cost) only at H_Q hq1, with
  * per-token scales (they multiply the tensor scale: both are applied) and
- * bf16 (the AMX tile's own widening; f32 stages rows as decode does). */
+ * bf16 (the bf16 tiles' own widening, bf16_widen32 on amx and avx512bf16;
+ * the f32 tile widens with v_load_widen, or stages NaN-code spans as decode does). */
 static void fp8_codes_through_layout(const char *layout, const int N, int hq0, int hq1, int k_once) {
   const xattn_dtype fmts[2] = {XATTN_E4M3FN, XATTN_E5M2};
   enum { D = 256 }; /* dims (one per code); N: keys per request */
