@@ -1267,11 +1267,11 @@ static void config_extend_buckets(void) {
 /* ---- config_lanes_rows ---------------------------------------------------------
  * Large query groups: the default header's few-rows rows carry lanes_rows
  * (docs/formats.md §4), the rows per KV group (longest E_b x H_Q / H_KV) from
- * which a call runs the lanes tile instead of decode: bf16 on AMX from 8 rows,
- * AVX2 from 16, the rest (f32 on AVX-512 here) from 32, and E 2-4 from 32.
- * The reference shape (4 rows) stays on decode everywhere; a layout the caller
- * names is never changed; an fp8 cache follows the same thresholds (every
- * lanes tile widens fp8 rows in registers). */
+ * which a call runs the lanes tile instead of decode: bf16 on AMX from 8 rows
+ * (E 2-4: always lanes), bf16 on avx512bf16 from 16, AVX2 from 16 (E 2-4: 32),
+ * the rest (f32 on AVX-512 here) from 32. An fp8 cache follows lanes_rows_fp8:
+ * 8 on AMX, 32 everywhere else. The reference shape (4 rows) stays on decode
+ * everywhere; a layout the caller names is never changed. */
 static void config_lanes_rows(void) {
   const char *hdr = xattn_config_header_path();
   const char *base = strrchr(hdr, '/');
@@ -1286,10 +1286,12 @@ static void config_lanes_rows(void) {
   tp_shape mqa = {"mqa_e1", 2, {300, 2000}, {1, 1}, {0}, 32, 1, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0};    /* 32 */
   tp_shape d16 = {"drafts16", 2, {1500, 3000}, {2, 1}, {0}, 16, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0}; /* 16 */
   tp_shape d32 = {"drafts32", 2, {1500, 3000}, {4, 2}, {0}, 16, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0}; /* 32 */
-  /* the header's thresholds per (isa, dtype) this test knows: 8 amx bf16, 16 avx2, 32 avx512 */
-  struct { const char *isa; xattn_dtype dt; int rows_e1; } cases[] = {
-      {"amx", XATTN_BF16, 8}, {"avx512", XATTN_F32, 32}, {"avx512", XATTN_F16, 32},
-      {"avx2", XATTN_F32, 16}, {"avx2", XATTN_BF16, 16}};
+  /* the header's thresholds per (isa, dtype) this test knows, for E = 1 and E 2-4,
+     native and fp8 caches; 0: the row names lanes itself */
+  struct { const char *isa; xattn_dtype dt; int e1, drafts, e1_fp8, drafts_fp8; } cases[] = {
+      {"amx", XATTN_BF16, 8, 0, 8, 0},           {"avx512bf16", XATTN_BF16, 16, 16, 32, 32},
+      {"avx512", XATTN_F32, 32, 32, 32, 32},     {"avx512", XATTN_F16, 32, 32, 32, 32},
+      {"avx2", XATTN_F32, 16, 32, 32, 32},       {"avx2", XATTN_BF16, 16, 32, 32, 32}};
   const struct { const tp_shape *s; int rows, drafts; } shapes[] = {
       {&ref, 4, 0}, {&g8, 8, 0}, {&g16, 16, 0}, {&mqa, 32, 0}, {&d16, 16, 1}, {&d32, 32, 1}};
   for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c) {
@@ -1302,10 +1304,8 @@ static void config_lanes_rows(void) {
       o.isa = cases[c].isa;
       const char *layout = NULL, *isa = NULL;
       CHECK(xattn_resolve(&tp.p, &o, NULL, &layout, &isa, NULL) == XATTN_OK, "resolve: %s", xattn_last_error());
-      /* E 2-4: bf16 on AMX runs lanes at any size (its own rows); else decode below 32 rows */
-      const int amx_bf16 = isa && !strcmp(isa, "amx") && cases[c].dt == XATTN_BF16;
-      const int threshold = shapes[k].drafts ? 32 : cases[c].rows_e1;
-      const char *want = (shapes[k].drafts && amx_bf16) || shapes[k].rows >= threshold ? "lanes" : "decode";
+      const int threshold = shapes[k].drafts ? cases[c].drafts : cases[c].e1;
+      const char *want = shapes[k].rows >= threshold ? "lanes" : "decode";
       CHECK(layout && !strcmp(layout, want), "%s %s, %s (%d rows per KV group): layout %s, want %s",
             isa ? isa : "(null)", xattn_dtype_name(cases[c].dt), shapes[k].s->name, shapes[k].rows,
             layout ? layout : "(null)", want);
@@ -1314,13 +1314,14 @@ static void config_lanes_rows(void) {
       CHECK(xattn_resolve(&tp.p, &o, NULL, &layout, NULL, NULL) == XATTN_OK && layout && !strcmp(layout, "decode"),
             "%s, options.layout decode: resolved %s", shapes[k].s->name, layout ? layout : "(null)");
       tp_free(&tp);
-      /* an fp8 cache: the same layout */
+      /* an fp8 cache: the row's lanes_rows_fp8 */
       tp_mask m8 = with(M_CAUSAL, cases[c].dt, XATTN_MODE_CAUSAL, 0, -1, -1);
       m8.kv8 = XATTN_E4M3FN;
       if (tp_build(&tp, shapes[k].s, m8, 400 + k)) exit(1);
       o.layout = NULL;
       CHECK(xattn_resolve(&tp.p, &o, NULL, &layout, NULL, NULL) == XATTN_OK, "resolve: %s", xattn_last_error());
-      const char *want8 = want;
+      const int threshold8 = shapes[k].drafts ? cases[c].drafts_fp8 : cases[c].e1_fp8;
+      const char *want8 = shapes[k].rows >= threshold8 ? "lanes" : "decode";
       CHECK(layout && !strcmp(layout, want8), "%s %s, %s with an e4m3fn cache: layout %s, want %s",
             isa ? isa : "(null)", xattn_dtype_name(cases[c].dt), shapes[k].s->name, layout ? layout : "(null)", want8);
       n_runs += 3;

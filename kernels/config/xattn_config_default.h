@@ -8,7 +8,7 @@
  * without it is format 1: <= 64, <= 512, <= 2048, more).
  * XATTN_CONFIG_CLASSES(X) lists rows
  *   X(isa, dtype, d, dv, mode, extend_bucket, prefix_bucket,
- *     variant, layout, schedule, threads[, kv_splits, prefetch[, lanes_rows]])
+ *     variant, layout, schedule, threads[, kv_splits, prefetch[, lanes_rows[, lanes_rows_fp8]]])
  * matched top to bottom against a call's class (see xattn_extend_bucket /
  * xattn_prefix_bucket in xattn.h); "*" and -1 match anything; threads 0 means
  * all available. The first matching row wins, so specific rows come first and
@@ -26,32 +26,36 @@
 #define XATTN_CONFIG_CLASSES(X)                                                        \
   /* a decode step (E = 1): the few-rows path reads each K/V row once for all  \
      the query heads of its group (bench/README.md "The memory-bound half");    \
-     large groups (the last column, lanes_rows: E x H_Q / H_KV rows per KV     \
-     group) run the lanes tile instead: bf16 on AMX tiles from 8 rows (1.24x   \
-     at 8, 2.1x at MQA's 32), AVX2 from 16 (1.13-1.24x), f32 / f16 / bf16 on   \
-     AVX-512 from 32 (1.06-1.13x; 16 rows tie or lose); fp8 caches stay on    \
-     decode; bench/README.md "Large query groups" */                             \
-  X("amx", "bf16", -1, -1, "*", 0, -1, "64x64", "decode", "static", 0, 0, 0, 8)        \
+     large groups (lanes_rows: E x H_Q / H_KV rows per KV group) run the lanes  \
+     tile instead: bf16 on AMX tiles from 8 rows (1.24x at 8, 2.1x at MQA's 32), \
+     AVX2 from 16 (1.13-1.24x), f32 / f16 / bf16 on AVX-512 from 32            \
+     (1.06-1.13x; 16 rows tie or lose); bench/README.md "Large query groups".   \
+     The last column, lanes_rows_fp8, is the same for an fp8 cache: AMX keeps 8 \
+     (its tile widens fp8 at 1.15-3.1x decode's speed), the other tiles lose at \
+     16 rows (decode / lanes 0.70-1.13 on AVX2, 0.72-0.93 bf16 on avx512bf16)  \
+     and win at MQA's 32 (1.04-1.61x); bench/README.md "the lanes threshold of \
+     fp8 caches" */                                                              \
+  X("amx", "bf16", -1, -1, "*", 0, -1, "64x64", "decode", "static", 0, 0, 0, 8, 8)      \
   /* bf16 on avx512bf16 (no AMX: Zen 4, where vdpbf16ps runs at twice the f32 \
      FMA rate): the lanes tile on bf16 pairs from 16 rows (B 8, P 4096, E 4 x  \
      4 heads: 1.34x decode; 8 rows: 0.80x; MQA's 32: 1.83x); bench/README.md  \
      "the lanes tile on bf16 pairs" */                                         \
-  X("avx512bf16", "bf16", -1, -1, "*", 0, -1, "64x64", "decode", "static", 0, 0, 0, 16) \
-  X("avx2", "*", -1, -1, "*", 0, -1, "64x64", "decode", "static", 0, 0, 0, 16)          \
-  X("*", "*", -1, -1, "*", 0, -1, "64x64", "decode", "static", 0, 0, 0, 32)              \
+  X("avx512bf16", "bf16", -1, -1, "*", 0, -1, "64x64", "decode", "static", 0, 0, 0, 16, 32) \
+  X("avx2", "*", -1, -1, "*", 0, -1, "64x64", "decode", "static", 0, 0, 0, 16, 32)          \
+  X("*", "*", -1, -1, "*", 0, -1, "64x64", "decode", "static", 0, 0, 0, 32, 32)              \
   /* 2-4 new tokens on a long prefix (speculative drafts): still bound by the    \
      gathered K/V rows, so a few-rows layout: lanes for bf16 on AMX tiles,       \
      decode elsewhere; 1.06-2.4x the flash rows named here before on every      \
      shape measured (reference, MQA, MHA, D 64, D 256; P 8192, B 1 and 8,        \
      E 2 and 4; bench/README.md "Few rows: the extend buckets"). E 8-64 mixes    \
-     wins and losses of lanes: the flash rows below keep them. An fp8 cache     \
-     runs decode wherever these rows pick lanes (1.2-2.1x below 32 rows) */      \
+     wins and losses of lanes: the flash rows below keep them. The lanes        \
+     columns as for E = 1 */                                                     \
   X("amx", "bf16", -1, -1, "*", 1, 2, "64x64", "lanes", "static", 0)                   \
   X("amx", "bf16", -1, -1, "*", 1, 3, "64x64", "lanes", "static", 0)                   \
-  X("avx512bf16", "bf16", -1, -1, "*", 1, 2, "64x64", "decode", "static", 0, 0, 0, 16) \
-  X("avx512bf16", "bf16", -1, -1, "*", 1, 3, "64x64", "decode", "static", 0, 0, 0, 16) \
-  X("*", "*", -1, -1, "*", 1, 2, "64x64", "decode", "static", 0, 0, 0, 32)              \
-  X("*", "*", -1, -1, "*", 1, 3, "64x64", "decode", "static", 0, 0, 0, 32)              \
+  X("avx512bf16", "bf16", -1, -1, "*", 1, 2, "64x64", "decode", "static", 0, 0, 0, 16, 32) \
+  X("avx512bf16", "bf16", -1, -1, "*", 1, 3, "64x64", "decode", "static", 0, 0, 0, 16, 32) \
+  X("*", "*", -1, -1, "*", 1, 2, "64x64", "decode", "static", 0, 0, 0, 32, 32)              \
+  X("*", "*", -1, -1, "*", 1, 3, "64x64", "decode", "static", 0, 0, 0, 32, 32)              \
   /* bf16 on AMX tiles: tile products are cheap, the softmax is not, so long key   \
      tiles win; since masked tiles mask only where rows end, 128x256 beats 64x512 \
      (targets suite, 2 threads, 3 rounds: causal 2048 1.09x, 4096 1.06x, prefix  \

@@ -160,11 +160,13 @@ xattn_status xattn_resolve_into(const xattn_problem *p, const xattn_options *opt
     r->layout = from_row < 0 ? XATTN_LAYOUT_GQA : (xattn_layout_kind)from_row;
     /* large query groups (MQA, or a few tokens on a big group): the row's
        lanes_rows says from how many rows of one KV group the lanes tile beats
-       decode's blocks of 4 rows. fp8 caches alike: every lanes tile widens
-       fp8 rows in registers with the scales on scores and P (bench/README.md
-       "Measured: the lanes tile on bf16 pairs and fp8 rows widened") */
-    if (row && r->layout == XATTN_LAYOUT_DECODE && row->lanes_rows > 0 &&
-        max_e * (p->heads_q / p->heads_kv) >= row->lanes_rows)
+       decode's blocks of 4 rows; an fp8 cache has its own column, since both
+       paths widen fp8 rows at their own cost and the crossover moves
+       (bench/README.md "the lanes threshold of fp8 caches") */
+    const int lanes_rows = row && xattn_is_fp8(p->cache_dtype) && row->lanes_rows_fp8 > 0 ? row->lanes_rows_fp8
+                           : row                                                       ? row->lanes_rows
+                                                                                       : 0;
+    if (r->layout == XATTN_LAYOUT_DECODE && lanes_rows > 0 && max_e * (p->heads_q / p->heads_kv) >= lanes_rows)
       r->layout = XATTN_LAYOUT_LANES;
   }
   /* the few-rows path holds a request's rows in one item: too many, and the

@@ -22,9 +22,10 @@
 #error "config header: XATTN_CONFIG_FORMAT is not 1 or 2, the formats this build reads (docs/formats.md §4)"
 #endif
 
-/* threads, kv_splits, prefetch, lanes_rows: older headers end at threads (or
- * prefetch) and the rest is 0 (auto; never for lanes_rows), which is what C
- * gives the fields an initializer leaves out */
+/* threads, kv_splits, prefetch, lanes_rows, lanes_rows_fp8: older headers end
+ * at threads, prefetch or lanes_rows and the rest is 0 (auto; never for
+ * lanes_rows; lanes_rows' value for lanes_rows_fp8), which is what C gives the
+ * fields an initializer leaves out */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #define XATTN_CONFIG_ROW(isa, dtype, d, dv, mode, eb, pb, variant, layout, schedule, ...) \
   {isa, dtype, d, dv, mode, eb, pb, variant, layout, schedule, __VA_ARGS__},

@@ -71,11 +71,12 @@ int tune_make_rows(const tune_result *res, int n, const tune_row *base, int nbas
     w->threads = r->best.threads == cores ? 0 : r->best.threads;
     w->kv_splits = r->best.kv_splits;
     w->prefetch = r->best.prefetch;
-    /* the group size from which decode hands a KV group to the lanes tile is
+    /* the group sizes from which decode hands a KV group to the lanes tile are
        not a search axis: the base row the class matched keeps saying it */
     for (int j = 0; j < nbase; j++)
       if (tune_row_matches(&base[j], w->isa, w->dtype, w->d, w->dv, w->mode, w->extend_bucket, w->prefix_bucket)) {
         w->lanes_rows = base[j].lanes_rows;
+        w->lanes_rows_fp8 = base[j].lanes_rows_fp8;
         break;
       }
     snprintf(w->comment, sizeof w->comment,

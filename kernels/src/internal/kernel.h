@@ -142,6 +142,8 @@ typedef struct xattn_config_row {
   int prefetch;          /* decode: prefetch distance in tokens, 0 = auto, -1 = off (optional column) */
   int lanes_rows;        /* decode: a KV group of at least this many rows (E_b x H_Q / H_KV, the
                             longest request's) runs the lanes layout instead; 0 = never (optional column) */
+  int lanes_rows_fp8;    /* the same for a call with an fp8 cache (decode's fp8 blocks and the lanes
+                            tiles' widening move the crossover); 0 = lanes_rows (optional column) */
 } xattn_config_row;
 /* config.c: fails (one line) when the header has CPU classes and this CPU's
  * class cannot be known (a malformed XATTN_CPU_CLASS); call before the lookup.
