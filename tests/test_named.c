@@ -1210,7 +1210,8 @@ static void resolve_reports_running_isa(void) {
  * (speculative drafts) is still bound by the gathered K/V rows: a few-rows
  * layout there too (lanes for bf16 on AMX tiles and, from 16 rows per KV
  * group, on avx512bf16; decode elsewhere; the header's comment has the
- * measurements); from E 5 the flash layouts. */
+ * measurements); from E 5 the flash layouts, except bf16 on avx512bf16 and
+ * f32 on avx512 (Zen 4): lanes from 16 rows per KV group, decode below. */
 static int format1_bucket(int64_t e) { return e <= 64 ? 0 : e <= 512 ? 1 : e <= 2048 ? 2 : 3; }
 
 static void config_extend_buckets(void) {
@@ -1240,27 +1241,39 @@ static void config_extend_buckets(void) {
   tp_shape step = {"decode_step", 3, {300, 41, 2000}, {1, 1, 1}, {0}, 8, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0};
   tp_shape drafts = {"drafts", 2, {300, 2000}, {1, 8}, {0}, 8, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0};
   tp_shape spec = {"spec_drafts", 2, {1500, 3000}, {2, 4}, {0}, 8, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0};
+  /* E 8 on one KV head per query head: 8 rows per group, under lanes_rows */
+  tp_shape mha8 = {"mha_e8", 2, {300, 2000}, {1, 8}, {0}, 4, 4, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0};
   for (int dt = 0; dt < 3; ++dt) {
-    tproblem a, b, c;
+    tproblem a, b, c, d;
     build(&a, &step, with(M_CAUSAL, (xattn_dtype)dt, XATTN_MODE_CAUSAL, 0, -1, -1), 77 + dt);
     build(&b, &drafts, with(M_CAUSAL, (xattn_dtype)dt, XATTN_MODE_CAUSAL, 0, -1, -1), 88 + dt);
     build(&c, &spec, with(M_CAUSAL, (xattn_dtype)dt, XATTN_MODE_CAUSAL, 0, -1, -1), 99 + dt);
-    const char *la = NULL, *lb = NULL, *lc = NULL, *isa_c = NULL;
+    build(&d, &mha8, with(M_CAUSAL, (xattn_dtype)dt, XATTN_MODE_CAUSAL, 0, -1, -1), 111 + dt);
+    const char *la = NULL, *lb = NULL, *lc = NULL, *ld = NULL, *isa_b = NULL, *isa_c = NULL;
     CHECK(xattn_resolve(&a.p, NULL, NULL, &la, NULL, NULL) == XATTN_OK, "resolve: %s", xattn_last_error());
-    CHECK(xattn_resolve(&b.p, NULL, NULL, &lb, NULL, NULL) == XATTN_OK, "resolve: %s", xattn_last_error());
+    CHECK(xattn_resolve(&b.p, NULL, NULL, &lb, &isa_b, NULL) == XATTN_OK, "resolve: %s", xattn_last_error());
     CHECK(xattn_resolve(&c.p, NULL, NULL, &lc, &isa_c, NULL) == XATTN_OK, "resolve: %s", xattn_last_error());
+    CHECK(xattn_resolve(&d.p, NULL, NULL, &ld, NULL, NULL) == XATTN_OK, "resolve: %s", xattn_last_error());
     CHECK(la && !strcmp(la, "decode"), "%s, E = 1: the default header's row resolves layout %s, want decode",
           xattn_dtype_name((xattn_dtype)dt), la ? la : "(null)");
-    CHECK(lb && strcmp(lb, "decode") != 0, "%s, E = 8: layout %s, want a flash layout",
-          xattn_dtype_name((xattn_dtype)dt), lb ? lb : "(null)");
+    /* E 8: lanes (32 rows per group) where the Zen 4 rows apply, else a flash layout */
+    const int zen_rows = isa_b && ((dt == XATTN_BF16 && !strcmp(isa_b, "avx512bf16")) ||
+                                   (dt == XATTN_F32 && !strcmp(isa_b, "avx512")));
+    CHECK(lb && (zen_rows ? !strcmp(lb, "lanes") : strcmp(lb, "decode") != 0 && strcmp(lb, "lanes") != 0),
+          "%s on %s, E = 8: layout %s, want %s", xattn_dtype_name((xattn_dtype)dt), isa_b ? isa_b : "(null)",
+          lb ? lb : "(null)", zen_rows ? "lanes" : "a flash layout");
+    CHECK(ld && (zen_rows ? !strcmp(ld, "decode") : strcmp(ld, "decode") != 0 && strcmp(ld, "lanes") != 0),
+          "%s on %s, E = 8 with 8 rows per group: layout %s, want %s", xattn_dtype_name((xattn_dtype)dt),
+          isa_b ? isa_b : "(null)", ld ? ld : "(null)", zen_rows ? "decode" : "a flash layout");
     /* bf16: lanes on amx; on avx512bf16 from 16 rows per group (E 4 x 4 heads here) */
     const char *want_c = dt == XATTN_BF16 && isa_c && (!strcmp(isa_c, "amx") || !strcmp(isa_c, "avx512bf16")) ? "lanes" : "decode";
     CHECK(lc && !strcmp(lc, want_c), "%s on %s, E 2-4 on a 3000-token prefix: layout %s, want %s",
           xattn_dtype_name((xattn_dtype)dt), isa_c ? isa_c : "(null)", lc ? lc : "(null)", want_c);
-    n_runs += 3;
+    n_runs += 4;
     tp_free(&a);
     tp_free(&b);
     tp_free(&c);
+    tp_free(&d);
   }
 }
 

@@ -48,14 +48,27 @@
      decode elsewhere; 1.06-2.4x the flash rows named here before on every      \
      shape measured (reference, MQA, MHA, D 64, D 256; P 8192, B 1 and 8,        \
      E 2 and 4; bench/README.md "Few rows: the extend buckets"). E 8-64 mixes    \
-     wins and losses of lanes: the flash rows below keep them. The lanes        \
-     columns as for E = 1 */                                                     \
+     wins and losses of lanes on the Xeon (flash rows below, after Zen 4's).    \
+     The lanes columns as for E = 1 */                                           \
   X("amx", "bf16", -1, -1, "*", 1, 2, "64x64", "lanes", "static", 0)                   \
   X("amx", "bf16", -1, -1, "*", 1, 3, "64x64", "lanes", "static", 0)                   \
   X("avx512bf16", "bf16", -1, -1, "*", 1, 2, "64x64", "decode", "static", 0, 0, 0, 16, 32) \
   X("avx512bf16", "bf16", -1, -1, "*", 1, 3, "64x64", "decode", "static", 0, 0, 0, 16, 32) \
   X("*", "*", -1, -1, "*", 1, 2, "64x64", "decode", "static", 0, 0, 0, 32, 32)              \
   X("*", "*", -1, -1, "*", 1, 3, "64x64", "decode", "static", 0, 0, 0, 32, 32)              \
+  /* 5-64 new tokens on a long prefix, bf16 on avx512bf16 (no AMX: Zen 4) and f32   \
+     on AVX-512: the lanes tile from 16 rows per KV group (fp8 caches from 32, as   \
+     for E <= 4), decode below (MHA at E 8: 1.4-1.5x lanes). Zen 4, P 8192, B 1 /   \
+     8, E 8-64, 3 rounds, kvsplit 64x64 (the row before) / lanes: reference shape   \
+     bf16 1.13-1.53x at B 8, at B 1 1.44x (E 8) to 0.83-0.95x (E 64); f32           \
+     1.11-1.91x at B 8, at B 1 1.59x to 0.97x; MQA 0.78-1.47x (loses at B 1 from    \
+     E 32); MHA 1.06-2.6x; e4m3fn caches 1.13-3.5x; bench/README.md "the E 5-64     \
+     bucket on Zen 4". The Xeon's older f32 figures (bench/README.md "the lanes     \
+     layout") lost from E 16 at B 1 (0.73-0.92x): f32 there is not re-measured */   \
+  X("avx512bf16", "bf16", -1, -1, "*", 2, 2, "64x64", "decode", "static", 0, 0, 0, 16, 32) \
+  X("avx512bf16", "bf16", -1, -1, "*", 2, 3, "64x64", "decode", "static", 0, 0, 0, 16, 32) \
+  X("avx512", "f32", -1, -1, "*", 2, 2, "64x64", "decode", "static", 0, 0, 0, 16, 32)  \
+  X("avx512", "f32", -1, -1, "*", 2, 3, "64x64", "decode", "static", 0, 0, 0, 16, 32)  \
   /* bf16 on AMX tiles: tile products are cheap, the softmax is not, so long key   \
      tiles win; since masked tiles mask only where rows end, 128x256 beats 64x512 \
      (targets suite, 2 threads, 3 rounds: causal 2048 1.09x, 4096 1.06x, prefix  \
