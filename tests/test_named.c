@@ -1393,17 +1393,18 @@ static void decode_split_merge_exact(void) {
     }
 }
 
-/* ---- lanes_prefetch_exact ------------------------------------------------------
+/* ---- lanes_prefetch_exact, decode_prefetch_exact ---------------------------
  * The lanes layout looks a span's rows up once per key for every head and
  * takes the rows it looked up for the span `prefetch` tokens on as that
  * span's own when it gets there (the distance rounded up to whole spans of
- * 64). Prefetching never changes the answer: every distance (one span, which
- * reuses each lookup; two; four; auto) must give bit for bit the output of no
- * prefetch, on every ISA (bf16 on amx runs the span on tiles) and pass the
- * reference. Long prefixes make many whole spans. */
-static void lanes_prefetch_exact(void) {
-  tp_shape s = {"lanes_prefetch", 2, {700, 300}, {8, 3}, {0}, 8, 2, 64, 64, 0, 0, 0, 1, 0, 0, 1, 0};
-  const int distances[] = {1, 64, 65, 200, 0};
+ * 64). The decode layout keeps the rows it walked to prefetch a tile (a ring
+ * of 8 tiles) as that tile's own when the distance is whole tiles of 16, up
+ * to 7 tiles. Prefetching never changes the answer: every distance must give
+ * bit for bit the output of no prefetch, on every ISA (bf16 on amx runs the
+ * lanes span on tiles) and pass the reference. Long prefixes make many whole
+ * spans and tiles. */
+static void prefetch_exact(const char *layout, const int *distances, int nd) {
+  tp_shape s = {"prefetch_exact", 2, {700, 300}, {8, 3}, {0}, 8, 2, 64, 64, 0, 0, 0, 1, 0, 0, 1, 0};
   const xattn_dtype dtypes[] = {XATTN_F32, XATTN_BF16};
   const char *variant = tp_compiled_variant("64x64");
   for (int dt = 0; dt < 2; ++dt)
@@ -1414,27 +1415,39 @@ static void lanes_prefetch_exact(void) {
       build(&tp, &s, with(M_CAUSAL, dtypes[dt], XATTN_MODE_CAUSAL, 0, -1, -1), 777 + dt);
       const int64_t n = tp.p.total_tokens * tp.p.heads_q * tp.p.head_dim_v;
       xattn_status st;
-      tp_exec e = {name, variant, "lanes", 2, XATTN_SCHED_AUTO, 1, -1};
+      tp_exec e = {name, variant, layout, 2, XATTN_SCHED_AUTO, 1, -1};
       tp_result r = tp_run_check(&tp, &e, &st);
-      CHECK(st == XATTN_OK && tp_ok(&r), "%s dtype %d no prefetch: status %d, %lld bad", name, dt, (int)st,
+      CHECK(st == XATTN_OK && tp_ok(&r), "%s %s dtype %d no prefetch: status %d, %lld bad", layout, name, dt, (int)st,
             (long long)r.bad);
       double *none = output_dense(&tp);
-      for (size_t k = 0; k < sizeof distances / sizeof *distances; ++k) {
-        tp_exec ep = {name, variant, "lanes", 2, XATTN_SCHED_AUTO, 1, distances[k]};
+      for (int k = 0; k < nd; ++k) {
+        tp_exec ep = {name, variant, layout, 2, XATTN_SCHED_AUTO, 1, distances[k]};
         r = tp_run_check(&tp, &ep, &st);
-        CHECK(st == XATTN_OK && tp_ok(&r), "%s dtype %d prefetch %d: status %d, %lld bad", name, dt, distances[k],
-              (int)st, (long long)r.bad);
+        CHECK(st == XATTN_OK && tp_ok(&r), "%s %s dtype %d prefetch %d: status %d, %lld bad", layout, name, dt,
+              distances[k], (int)st, (long long)r.bad);
         double *got = output_dense(&tp);
         int64_t differ = 0;
         for (int64_t i = 0; i < n; ++i) differ += got[i] != none[i];
         free(got);
-        CHECK(differ == 0, "%s dtype %d prefetch %d: %lld outputs differ from no prefetch", name, dt, distances[k],
-              (long long)differ);
+        CHECK(differ == 0, "%s %s dtype %d prefetch %d: %lld outputs differ from no prefetch", layout, name, dt,
+              distances[k], (long long)differ);
         n_runs++;
       }
       free(none);
       tp_free(&tp);
     }
+}
+
+static void lanes_prefetch_exact(void) {
+  const int distances[] = {1, 64, 65, 200, 0}; /* one span (reuses each lookup), two, four, auto */
+  prefetch_exact("lanes", distances, (int)(sizeof distances / sizeof *distances));
+}
+
+static void decode_prefetch_exact(void) {
+  /* one tile (reused), 2 and 7 tiles (reused), 8 (the running tile's slot: not
+     kept), off the tile grid, 13 tiles (overwrites a slot still ahead), auto */
+  const int distances[] = {16, 32, 112, 128, 17, 208, 0};
+  prefetch_exact("decode", distances, (int)(sizeof distances / sizeof *distances));
 }
 
 /* ---- lanes_heads_staged --------------------------------------------------------
@@ -1675,7 +1688,7 @@ static const struct {
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
     T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(fp8_codes_through_full_tiles), T(decode_full_tile_dims), T(fp8_codes_through_lanes_tile),
     T(cpu_class_match),
-    T(decode_split_merge_exact), T(lanes_prefetch_exact), T(lanes_heads_staged), T(kv_packed_once), T(kv_packed_local), T(config_extend_buckets), T(config_lanes_rows),
+    T(decode_split_merge_exact), T(lanes_prefetch_exact), T(decode_prefetch_exact), T(lanes_heads_staged), T(kv_packed_once), T(kv_packed_local), T(config_extend_buckets), T(config_lanes_rows),
 #undef T
 };
 
