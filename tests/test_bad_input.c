@@ -277,7 +277,7 @@ int main(int argc, char **argv) {
     if (c->k == SLOT_HIGH_I64) s.idx64 = 1;
     xattn_mode mode = c->base == BASE_TREE ? XATTN_MODE_TREE : c->base == BASE_CROSS ? XATTN_MODE_CROSS : XATTN_MODE_CAUSAL;
     ran++;
-    tp_mask m = {XATTN_F32, mode, XATTN_ALIGN_BOTTOM_RIGHT, -1, -1, 0, XATTN_CACHE_TOKEN_MAJOR, 0, 0};
+    tp_mask m = {XATTN_F32, mode, XATTN_ALIGN_BOTTOM_RIGHT, -1, -1, 0, XATTN_CACHE_TOKEN_MAJOR, 0, 0, 0};
     if (c->base == BASE_PAGED) m.page_size = 4, m.cache_layout = XATTN_CACHE_HEAD_MAJOR, m.start_cols = 1;
     if (c->base == BASE_FP8) m.kv8 = XATTN_E4M3FN;
     tproblem tp;

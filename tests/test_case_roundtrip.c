@@ -31,7 +31,7 @@ int main(void) {
         tproblem tp;
         const int k = (s + m + dt) % 4;
         tp_mask mask = {(xattn_dtype)dt, modes[m], XATTN_ALIGN_BOTTOM_RIGHT, m == 1 ? 3 : -1, -1,
-                        storages[k].page, storages[k].layout, storages[k].start_cols, storages[k].kv8};
+                        storages[k].page, storages[k].layout, storages[k].start_cols, storages[k].kv8, 0};
         if (tp_build(&tp, &shapes[s], mask, 500 + (uint64_t)(s * 16 + m * 4 + dt)) || tp_reference(&tp)) return 1;
         char dir[256], err[1024], desc[256];
         snprintf(dir, sizeof dir, "%s/case_%d_%d_%d", root, s, m, dt);
@@ -63,7 +63,7 @@ int main(void) {
       }
   /* a problem that does not validate is not written */
   tproblem tp;
-  tp_mask mask = {XATTN_F32, XATTN_MODE_CAUSAL, XATTN_ALIGN_BOTTOM_RIGHT, -1, -1, 0, XATTN_CACHE_TOKEN_MAJOR, 0, 0};
+  tp_mask mask = {XATTN_F32, XATTN_MODE_CAUSAL, XATTN_ALIGN_BOTTOM_RIGHT, -1, -1, 0, XATTN_CACHE_TOKEN_MAJOR, 0, 0, 0};
   char dir[256], err[1024];
   if (tp_build(&tp, &shapes[0], mask, 9)) return 1;
   tp.p.heads_kv = 3;

@@ -25,7 +25,8 @@
  *   element must still match. Level "layouts" runs every ISA x layout.
  * --page N (paged block table of N tokens per block), --cache token_major|head_major
  * --start-cols 1 (keys start at columns 1..4 of the table rows) and --kv e4m3fn|e5m2
- * (fp8 cache with a tensor scale and per-token-per-head scales) run every
+ * (fp8 cache with a tensor scale and per-token-per-head scales; with
+ * --kv-scales tensor the tensor scales alone, no per-token arrays) run every
  * problem with that KV-cache storage instead of the slot table.
  * --isa-if-runnable NAME narrows the runs to that ISA where this machine can run
  * it (xattn_isa_runnable, decided at run time: CPU flags and the OS's grant of
@@ -113,7 +114,7 @@ static int runs_packed_kv(const tproblem *tp, const tp_exec *e) {
 
 static int usage(void) {
   fprintf(stderr, "usage: test_diff --modes LIST --shapes small|large|groups --level full|reduced|smoke|layouts|auto "
-                  "[--seed N] [--plant] [--page N] [--cache token_major|head_major] [--start-cols 0|1] [--kv e4m3fn|e5m2] [--isa-if-runnable NAME]\n");
+                  "[--seed N] [--plant] [--page N] [--cache token_major|head_major] [--start-cols 0|1] [--kv e4m3fn|e5m2] [--kv-scales token|tensor] [--isa-if-runnable NAME]\n");
   return 2;
 }
 
@@ -145,6 +146,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i - 1], "--kv")) {
       if (xattn_dtype_parse(v, &storage.kv8) || (storage.kv8 != XATTN_E4M3FN && storage.kv8 != XATTN_E5M2))
         return usage();
+    }
+    else if (!strcmp(argv[i - 1], "--kv-scales")) {
+      if (strcmp(v, "token") && strcmp(v, "tensor")) return usage();
+      storage.kv_tensor_scales = !strcmp(v, "tensor");
     }
     else if (!strcmp(argv[i - 1], "--isa-if-runnable")) {
       /* an explicit XATTN_TEST_ISA (reproducing a failure) still wins; a

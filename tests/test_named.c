@@ -25,7 +25,7 @@ static tp_exec *g_execs, *g_smoke, *g_layouts;
 static int g_nexec, g_nsmoke, g_nlayouts;
 
 
-static const tp_mask M_CAUSAL = {XATTN_F32, XATTN_MODE_CAUSAL, XATTN_ALIGN_BOTTOM_RIGHT, -1, -1, 0, 0, 0, 0};
+static const tp_mask M_CAUSAL = {XATTN_F32, XATTN_MODE_CAUSAL, XATTN_ALIGN_BOTTOM_RIGHT, -1, -1, 0, 0, 0, 0, 0};
 
 static tp_mask with(tp_mask m, xattn_dtype dt, xattn_mode mode, xattn_align al, int wl, int wr) {
   m.dtype = dt, m.mode = mode, m.align = al, m.wl = wl, m.wr = wr;
@@ -374,10 +374,10 @@ static void empty_rows_write_zeros(void) {
   /* tree rows whose mask row is empty and that have no prefix */
   tp_shape tree = {"tree_empty", 2, {0, 0}, {6, 0}, {0}, 2, 2, 8, 8, 0, 0, 0, 1, 0, 0, 0, 0.0};
   struct { const tp_shape *s; tp_mask m; } cases[] = {
-      {&cross, {0, XATTN_MODE_CROSS, 0, 0, 0, 0, 0, 0, 0}},
-      {&cross, {0, XATTN_MODE_CROSS, 0, -1, -1, 0, 0, 0, 0}},
-      {&tl, {0, XATTN_MODE_CAUSAL, XATTN_ALIGN_TOP_LEFT, 1, 0, 0, 0, 0, 0}},
-      {&tree, {0, XATTN_MODE_TREE, 0, -1, -1, 0, 0, 0, 0}},
+      {&cross, {0, XATTN_MODE_CROSS, 0, 0, 0, 0, 0, 0, 0, 0}},
+      {&cross, {0, XATTN_MODE_CROSS, 0, -1, -1, 0, 0, 0, 0, 0}},
+      {&tl, {0, XATTN_MODE_CAUSAL, XATTN_ALIGN_TOP_LEFT, 1, 0, 0, 0, 0, 0, 0}},
+      {&tree, {0, XATTN_MODE_TREE, 0, -1, -1, 0, 0, 0, 0, 0}},
   };
   for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c)
     for (int dt = 0; dt < 3; ++dt) {

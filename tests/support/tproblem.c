@@ -215,8 +215,8 @@ static int build_cache(tproblem *tp, const tp_shape *s, tp_mask m, int64_t max_k
       const int64_t token = i % (blocks * page * s->hkv) / s->hkv;
       tp->kv_scales[i] = used[token] ? (float)(1.0 + 0.5 * tp_uniform(rng)) : NAN;
     }
-    p->k_scales = tp->kv_scales;
-    p->v_scales = tp->kv_scales + blocks * page * s->hkv;
+    p->k_scales = m.kv_tensor_scales ? NULL : tp->kv_scales;
+    p->v_scales = m.kv_tensor_scales ? NULL : tp->kv_scales + blocks * page * s->hkv;
   }
   free(perm);
   free(used);

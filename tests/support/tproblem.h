@@ -47,6 +47,7 @@ typedef struct tp_mask {
   xattn_cache_layout cache_layout; /* token-major or head-major blocks */
   int start_cols;                  /* requests' keys start at columns 0..4 of their table row */
   xattn_dtype kv8;                 /* 0: the cache holds dtype; XATTN_E4M3FN / XATTN_E5M2: fp8 with scales */
+  int kv_tensor_scales;            /* fp8: the tensor scales only (no per-token-per-head arrays) */
 } tp_mask;
 
 typedef struct tproblem {

@@ -16,7 +16,15 @@
  * and NaN codes come through as Inf and NaN; e4m3fn's NaN codes (x111 1111,
  * which the bit move makes finite) are set to NaN. Callers apply the
  * scales to the scores (K) and to P (V). Shared by the lanes spans of amx
- * (lanes_amx.inc) and avx512bf16 (lanes_bf16.inc). */
+ * (lanes_amx.inc) and avx512bf16 (lanes_bf16.inc).
+ * The decode layout's full tiles widen the same codes another way (two
+ * vpermi2b byte tables, dec_fp8_bytes in decode/dots_bf16.inc: 5 ops per 64
+ * K codes against ~11 per 32 here). Both stay: the tables need AVX512-VBMI,
+ * which avx512bf16 does not imply (Cooper Lake), so this route would need a
+ * second body picked at run time as dec_dot_usable picks the decode block;
+ * and here a widened element serves a whole span's rows (16 to 256 per
+ * group), where in the decode block it serves 4, so the per-element cost
+ * matters far less (not measured on the lanes tiles). */
 static inline __m512i bf16_widen32(const char *src, __mmask32 k, xattn_dtype kind) {
   if (kind == XATTN_BF16) return _mm512_maskz_loadu_epi16(k, src);
   const __m256i c = _mm256_maskz_loadu_epi8(k, src);
