@@ -296,6 +296,60 @@ static inline float row_exp(const row_view *v, const float *s, float m, uint16_t
   return _mm512_reduce_add_ps(_mm512_add_ps(sum0, sum1));
 }
 
+/* The exp pass of 16 rows [g0, g0 + 16) of a full tile (no masks but the
+ * tile's tail, no cap) in the order the scores were stored: per 32 keys, the
+ * rows one after another, so that st is read as the two contiguous KiB that
+ * hook_qk stored per 16-key block (row by row it is 16 lines 4 KiB apart per
+ * row), each row's sum stays in its own register, and the 16 sums reduce
+ * together (v_sum16) instead of one horizontal sum per row. neg_m[r] = -m of
+ * row g0 + r. Returns the 16 row sums; *over gets the rows with a lane of
+ * their sum above LAZY_SUM_BOUND (see row_exp: a p above 2^LAZY_TAU puts its
+ * lane there; a lane here sums ns / 16 values of p). */
+static inline __attribute__((always_inline)) __m512 group_exp(const float *st, int g0, int n, const float *neg_m,
+                                                               float scale2, uint16_t *pp, __mmask16 *over,
+                                                               const xattn_softmax_args *args) {
+  const int ns = up32(n);
+  /* the next chunk's rows g0..g0 + 15 (prefetch_rows), a few per step */
+  const int npf = args->prefetch_rows ? (args->prefetch_n - g0 < 16 ? args->prefetch_n - g0 : 16) : 0;
+  const int pf_step = (16 + ns / 32 - 1) / (ns / 32);
+  int pf_next = 0;
+  const __m512 scale = _mm512_set1_ps(scale2);
+  __m512 sum[16];
+  for (int r = 0; r < 16; r++) sum[r] = _mm512_setzero_ps();
+  for (int j = 0; j < ns; j += 32) {
+    const float *b0 = st_keys(st, j) + (size_t)g0 * 16, *b1 = b0 + ST_BLOCK;
+    uint16_t *prow = pp + (size_t)g0 * ns + j;
+    for (int e = pf_next + pf_step; pf_next < e && pf_next < npf; pf_next++)
+      for (int o = 0; o < args->prefetch_bytes; o += 64) _mm_prefetch(args->prefetch_rows[g0 + pf_next] + o, _MM_HINT_T1);
+    if (j + 32 <= n) {
+#pragma GCC unroll 16
+      for (int r = 0; r < 16; r++) {
+        const __m512 p0 = exp2_bf16(_mm512_fmadd_ps(_mm512_load_ps(b0 + r * 16), scale, _mm512_set1_ps(neg_m[r])));
+        const __m512 p1 = exp2_bf16(_mm512_fmadd_ps(_mm512_load_ps(b1 + r * 16), scale, _mm512_set1_ps(neg_m[r])));
+        sum[r] = _mm512_add_ps(sum[r], _mm512_add_ps(p0, p1));
+        _mm512_store_si512(prow + (size_t)r * ns, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
+      }
+    } else { /* the tile's last keys: p = 0 past n */
+      const __mmask16 k0 = tail_mask(n - j), k1 = tail_mask(n - j - 16);
+#pragma GCC unroll 16
+      for (int r = 0; r < 16; r++) {
+        const __m512 x0 = _mm512_fmadd_ps(_mm512_load_ps(b0 + r * 16), scale, _mm512_set1_ps(neg_m[r]));
+        const __m512 x1 = _mm512_fmadd_ps(_mm512_load_ps(b1 + r * 16), scale, _mm512_set1_ps(neg_m[r]));
+        const __m512 p0 = _mm512_maskz_mov_ps(k0, exp2_bf16(x0)), p1 = _mm512_maskz_mov_ps(k1, exp2_bf16(x1));
+        sum[r] = _mm512_add_ps(sum[r], _mm512_add_ps(p0, p1));
+        _mm512_store_si512(prow + (size_t)r * ns, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
+      }
+    }
+  }
+  const __m512 bound = _mm512_set1_ps(LAZY_SUM_BOUND);
+  __mmask16 o = 0;
+  for (int r = 0; r < 16; r++) o |= (__mmask16)((_mm512_cmp_ps_mask(sum[r], bound, _CMP_GT_OQ) != 0) << r);
+  *over = o;
+  __m512 t[16]; /* v_sum16 puts the sum of its input 4p + q in lane 4q + p */
+  for (int r = 0; r < 16; r++) t[(r & 3) * 4 + (r >> 2)] = sum[r];
+  return v_sum16(t);
+}
+
 /* Online softmax on the raw dot products of a chunk (st): p (bf16) to pp,
  * alpha (1 where the row kept its max), m and l updated. A row with a running
  * max tries one pass against it (row_exp); a row without one tries the max of
@@ -313,7 +367,36 @@ static __attribute__((noinline)) void hook_softmax(const xattn_softmax_args *arg
   uint16_t *pp = (uint16_t *)ppv;
   row_view v = {n, full, cap2 > 0.0f, kpos0, 0, 0, NULL, scale2, cap2};
   const char *const *pf = args->prefetch_rows;
+  /* full tiles, 16 rows at a time in the scores' order (group_exp); rows it
+     cannot settle take the per-row passes below */
+  __mmask64 done = 0;
+  if (full && !v.capped && scale2 > 0.0f)
+    for (int g0 = 0; g0 + 16 <= crows; g0 += 16) {
+      float neg_m[16], guess[16];
+      __mmask16 slow = 0;
+      for (int r = 0; r < 16; r++) { /* a row's first tile: the max of its first 32 keys, as below */
+        guess[r] = m[g0 + r];
+        if (guess[r] == -INFINITY) {
+          const float *s = st + (size_t)(g0 + r) * 16;
+          guess[r] = ns > 32 ? _mm512_reduce_max_ps(_mm512_max_ps(_mm512_load_ps(s), _mm512_load_ps(s + ST_BLOCK))) * scale2
+                             : -INFINITY;
+        }
+        if (!(guess[r] > -INFINITY && guess[r] < INFINITY)) slow |= (__mmask16)(1u << r), guess[r] = 0.0f;
+        neg_m[r] = -guess[r];
+      }
+      __mmask16 over;
+      float sums[16];
+      _mm512_storeu_ps(sums, group_exp(st, g0, n, neg_m, scale2, pp, &over, args));
+      for (int r = 0; r < 16; r++) {
+        if ((slow | over) >> r & 1) continue; /* the row's own passes below */
+        alpha[g0 + r] = 1.0f; /* kept its max, or had none (acc and l are 0) */
+        l[g0 + r] += sums[r];
+        m[g0 + r] = guess[r];
+        done |= (__mmask64)1 << (g0 + r);
+      }
+    }
   for (int r = 0; r < crows; r++) {
+    if (done >> r & 1) continue; /* group_exp asked for its row of the next chunk */
     if (pf && r < args->prefetch_n) /* the next chunk's row r: a few lines per row, not a burst */
       for (int o = 0; o < args->prefetch_bytes; o += 64) _mm_prefetch(pf[r] + o, _MM_HINT_T1);
     const float *s = st + (size_t)r * 16;
