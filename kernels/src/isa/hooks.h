@@ -43,6 +43,11 @@ typedef struct xattn_softmax_args {
      queries, prefetch_n rows of prefetch_bytes), or NULL; a hint, free to ignore */
   const char *const *prefetch_rows;
   int prefetch_n, prefetch_bytes;
+  /* this chunk's slice of the next key tile's packed K (i = 0) and V (1), for
+     the hook to ask L2 for while it works: [span[i], span[i] + span_bytes[i]),
+     or NULL; a hint, free to ignore */
+  const char *span[2];
+  int span_bytes[2];
 } xattn_softmax_args;
 
 #endif

@@ -313,6 +313,17 @@ static inline __attribute__((always_inline)) __m512 group_exp(const float *st, i
   const int npf = args->prefetch_rows ? (args->prefetch_n - g0 < 16 ? args->prefetch_n - g0 : 16) : 0;
   const int pf_step = (16 + ns / 32 - 1) / (ns / 32);
   int pf_next = 0;
+  /* this group's quarter of the chunk's slice of the next tile's K and V
+     (span), spread over its steps */
+  const char *sp[2];
+  int s_next[2], s_end[2], s_step[2];
+  for (int i = 0; i < 2; i++) {
+    const int lines = args->span[i] ? (args->span_bytes[i] + 63) / 64 : 0, q = (lines + 3) / 4;
+    sp[i] = args->span[i];
+    s_next[i] = (g0 / 16) * q;
+    s_end[i] = s_next[i] + q < lines ? s_next[i] + q : lines;
+    s_step[i] = (q + ns / 32 - 1) / (ns / 32);
+  }
   const __m512 scale = _mm512_set1_ps(scale2);
   __m512 sum[16];
   for (int r = 0; r < 16; r++) sum[r] = _mm512_setzero_ps();
@@ -321,6 +332,9 @@ static inline __attribute__((always_inline)) __m512 group_exp(const float *st, i
     uint16_t *prow = pp + (size_t)g0 * ns + j;
     for (int e = pf_next + pf_step; pf_next < e && pf_next < npf; pf_next++)
       for (int o = 0; o < args->prefetch_bytes; o += 64) _mm_prefetch(args->prefetch_rows[g0 + pf_next] + o, _MM_HINT_T1);
+    for (int i = 0; i < 2; i++)
+      for (int e = s_next[i] + s_step[i]; s_next[i] < e && s_next[i] < s_end[i]; s_next[i]++)
+        _mm_prefetch(sp[i] + (size_t)s_next[i] * 64, _MM_HINT_T1);
     if (j + 32 <= n) {
 #pragma GCC unroll 16
       for (int r = 0; r < 16; r++) {
