@@ -45,6 +45,8 @@ void xb_options_usage(const char *argv0) {
           "  --peak-seconds S         length of each start-up peak-probe run, best of 15 (default 0.02)\n"
           "  --roof-seconds S         time spent measuring each memory roof (stream at start-up, gather\n"
           "                           per problem), best pass kept (default 0.2)\n"
+          "  --cache-pages default|huge  K/V caches on the allocator's pages (default) or on 2 MiB pages\n"
+          "                           (madvise MADV_HUGEPAGE: transparent huge pages where granted)\n"
           "All --benchmark_* flags of Google Benchmark work as usual (filter, min_time, out, ...).\n",
           argv0);
 }
@@ -153,6 +155,13 @@ static int apply_option(xb_options *o, const char *key, char *val, const char **
     double v;
     if (parse_double_in(key, val, 0, 0, 1e308, &v, err, errlen)) return -1;
     o->reference_max_flops = v * 1e9;
+  } else if (strcmp(key, "cache-pages") == 0) {
+    if (strcmp(val, "default") == 0) o->cache_pages = XB_CACHE_PAGES_DEFAULT;
+    else if (strcmp(val, "huge") == 0) o->cache_pages = XB_CACHE_PAGES_HUGE;
+    else {
+      snprintf(err, errlen, "--cache-pages: \"%s\" is not default or huge", val);
+      return -1;
+    }
   } else if (strcmp(key, "blas-threading") == 0) {
     if (strcmp(val, "heads") == 0) o->blas_threading = XB_BLAS_HEADS;
     else if (strcmp(val, "gemm") == 0) o->blas_threading = XB_BLAS_GEMM;
@@ -374,6 +383,10 @@ int xb_session_open(xb_session *s, char *err, size_t errlen) {
   s->suite = xb_suite_load(s->opt.suite, err, errlen);
   if (!s->suite) return -1;
   if (!s->opt.seed_given && s->suite->count) s->opt.seed = s->suite->workloads[0].seed;
+  xb_set_cache_pages(s->opt.cache_pages);
+  if (s->opt.cache_pages == XB_CACHE_PAGES_HUGE && !xb_huge_pages_available())
+    fprintf(stderr, "xattn-bench: --cache-pages huge: transparent huge pages are off on this machine; the caches "
+                    "stay on small pages (context xattn_cache_pages says so)\n");
   for (int pi = 0; pi < s->opt.nplacements; pi++) {
     int n = xb_threads_parse(s->opt.threads, s->topo, &s->opt.placements[pi], s->threads, XB_MAX_LIST, err, errlen);
     if (n < 0) return -1;
@@ -784,6 +797,10 @@ void xb_context(xb_session *s, void (*add)(const char *, const char *, void *), 
   add("xattn_best_isa", xattn_best_isa(), ctx);
   add("xattn_blas_threading", s->opt.no_baseline ? "none" : xb_blas_threading_name(s->opt.blas_threading), ctx);
   add("xattn_likwid", xb_likwid_enabled() ? "marker" : "off", ctx);
+  add("xattn_cache_pages",
+      s->opt.cache_pages == XB_CACHE_PAGES_HUGE && !xb_huge_pages_available() ? "huge-unavailable"
+                                                                              : xb_cache_pages_name(s->opt.cache_pages),
+      ctx);
   snprintf(buf, sizeof buf, "%d.%d", XATTN_VERSION_MAJOR, XATTN_VERSION_MINOR);
   add("xattn_version", buf, ctx);
 }

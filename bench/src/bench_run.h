@@ -48,6 +48,7 @@ typedef struct xb_options {
   double peak_seconds;          /* --peak-seconds S: length of one peak-probe run at start-up (default 0.02) */
   int check;                    /* --check: before timing, compare each xattn row's output with the
                                    fp64 reference (small calls) or the BLAS baseline (docs/contract.md §3 tolerances) */
+  xb_cache_pages cache_pages;   /* --cache-pages default|huge (xb_set_cache_pages) */
   int list_suites;              /* --list-suites */
 } xb_options;
 

@@ -1,6 +1,7 @@
 /* Workload -> fully populated xattn_problem with seeded unit-scale data,
  * first-touched by the bound OpenMP team. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "xattn_bench/problem.h"
 
 #include <math.h>
@@ -8,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "xattn_common/hash.h"
 
@@ -28,6 +32,33 @@ enum { S_Q = 1, S_K_EXT, S_V_EXT, S_K_CACHE, S_V_CACHE, S_SINKS, S_SLOTS, S_ROWS
 static void *alloc_aligned(size_t bytes) {
   size_t rounded = (bytes + 63) / 64 * 64;
   return aligned_alloc(64, rounded ? rounded : 64);
+}
+
+static xb_cache_pages cache_pages = XB_CACHE_PAGES_DEFAULT;
+void xb_set_cache_pages(xb_cache_pages how) { cache_pages = how; }
+xb_cache_pages xb_get_cache_pages(void) { return cache_pages; }
+const char *xb_cache_pages_name(xb_cache_pages how) { return how == XB_CACHE_PAGES_HUGE ? "huge" : "default"; }
+
+int xb_huge_pages_available(void) {
+  FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (!f) return 0;
+  char line[128] = "";
+  const int ok = fgets(line, sizeof line, f) != NULL && (strstr(line, "[always]") || strstr(line, "[madvise]"));
+  fclose(f);
+  return ok;
+}
+
+/* A K/V cache: alloc_aligned, or whole 2 MiB pages advised huge (before the
+ * first touch, so that the fill faults them in as huge pages). */
+#define XB_HUGE_PAGE ((size_t)2 << 20)
+static void *alloc_cache(size_t bytes) {
+  if (cache_pages != XB_CACHE_PAGES_HUGE) return alloc_aligned(bytes);
+  const size_t rounded = bytes ? (bytes + XB_HUGE_PAGE - 1) / XB_HUGE_PAGE * XB_HUGE_PAGE : XB_HUGE_PAGE;
+  void *p = aligned_alloc(XB_HUGE_PAGE, rounded);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (p) (void)madvise(p, rounded, MADV_HUGEPAGE); /* advice: refused or not granted, the pages stay small */
+#endif
+  return p;
 }
 
 /* Fills n elements of dtype t, first touch by the team: static chunks over the
@@ -280,8 +311,8 @@ static int build(xb_problem *pb, const xb_workload *w, xattn_dtype dtype, uint64
     pb->q = alloc_aligned(es * (size_t)(T * HQ * D));
     pb->k_ext = alloc_aligned(es * (size_t)(T * HKV * D));
     pb->v_ext = alloc_aligned(es * (size_t)(T * HKV * DV));
-    pb->k_cache = alloc_aligned(ces * (size_t)(cache_tokens * HKV * D));
-    pb->v_cache = alloc_aligned(ces * (size_t)(cache_tokens * HKV * DV));
+    pb->k_cache = alloc_cache(ces * (size_t)(cache_tokens * HKV * D));
+    pb->v_cache = alloc_cache(ces * (size_t)(cache_tokens * HKV * DV));
     pb->o = alloc_aligned(es * (size_t)(T * HQ * DV));
   }
   if (w->encoder_lens) pb->encoder_lens = malloc(sizeof(int32_t) * (size_t)B);

@@ -14,7 +14,7 @@ extra = sys.argv[3:]
 CONTEXT_KEYS = ["xattn_commit", "xattn_dirty", "xattn_machine", "xattn_cpu_model", "xattn_cpu_flags",
                 "xattn_topology", "xattn_compiler", "xattn_cflags", "xattn_config_header",
                 "xattn_config_provenance", "xattn_seed", "xattn_placement", "xattn_threads",
-                "xattn_peak_fp32_gflops", "xattn_peak_bf16_gflops"]
+                "xattn_peak_fp32_gflops", "xattn_peak_bf16_gflops", "xattn_cache_pages"]
 NAME = re.compile(r"^suite:[^/]+/wl:[^/]+/dtype:(f32|bf16|f16)/impl:(xattn|blas|reference|torch|ort|peak)"
                   r"/variant:[^/]+/layout:[^/]+/isa:[^/]+/threads:[0-9]+/place:[^/]+(/real_time)?$")
 failures = []

@@ -452,6 +452,23 @@ static int test_problem(const char *suites_dir) {
     xb_problem c;
     CHECK(xb_problem_build(&c, &s->workloads[i], XATTN_BF16, 6, 1, err, sizeof err) == 0, "%s", err);
     CHECK(memcmp(a.q, c.q, qb) != 0, "%s: the seed changes the data", s->workloads[i].name);
+    /* --cache-pages huge: caches on whole 2 MiB pages, the same data, the same output */
+    xb_problem h;
+    xb_set_cache_pages(XB_CACHE_PAGES_HUGE);
+    const int hb = xb_problem_build(&h, &s->workloads[i], XATTN_BF16, 5, 1, err, sizeof err);
+    xb_set_cache_pages(XB_CACHE_PAGES_DEFAULT);
+    CHECK(hb == 0, "%s", err);
+    if (hb == 0) {
+      CHECK((uintptr_t)h.k_cache % (2u << 20) == 0 && (uintptr_t)h.v_cache % (2u << 20) == 0,
+            "%s: huge caches start on a 2 MiB page", s->workloads[i].name);
+      CHECK(xb_get_cache_pages() == XB_CACHE_PAGES_DEFAULT && strcmp(xb_cache_pages_name(XB_CACHE_PAGES_HUGE), "huge") == 0,
+            "cache pages setting");
+      const size_t ob = (size_t)(p->total_tokens * p->heads_q * p->head_dim_v) * 2;
+      CHECK(xattn_extend_attention(&a.p, NULL) == XATTN_OK && xattn_extend_attention(&h.p, NULL) == XATTN_OK,
+            "%s: runs: %s", s->workloads[i].name, xattn_last_error());
+      CHECK(memcmp(a.o, h.o, ob) == 0, "%s: huge-page caches give the same output", s->workloads[i].name);
+      xb_problem_free(&h);
+    }
     xb_problem_free(&a);
     xb_problem_free(&b);
     xb_problem_free(&c);

@@ -39,6 +39,23 @@ typedef struct xb_problem {
   uint8_t *tree_mask;
 } xb_problem;
 
+/* How the K/V caches of the problems built from now on are allocated
+ * (xattn-bench --cache-pages): XB_CACHE_PAGES_DEFAULT, the allocator's pages
+ * (4 KiB on Linux unless transparent huge pages are "always"), or
+ * XB_CACHE_PAGES_HUGE, 2 MiB-aligned and madvise(MADV_HUGEPAGE): huge pages
+ * where the kernel grants them, as a serving engine may ask for its KV cache.
+ * Only the allocation differs, not the data; the gather roof of a row reads
+ * the same memory as its kernel, so pct_mem_roof compares like with like.
+ * On the decode path every shuffled token is a new 4 KiB page (a page walk;
+ * bench/README.md "page walks of the decode path"). */
+typedef enum xb_cache_pages { XB_CACHE_PAGES_DEFAULT = 0, XB_CACHE_PAGES_HUGE = 1 } xb_cache_pages;
+void xb_set_cache_pages(xb_cache_pages how);
+xb_cache_pages xb_get_cache_pages(void);
+const char *xb_cache_pages_name(xb_cache_pages how); /* "default", "huge" */
+/* Whether the kernel can grant huge pages on request: transparent huge pages
+ * "always" or "madvise" (Linux sysfs); 0 elsewhere or when "never". */
+int xb_huge_pages_available(void);
+
 /* Builds the problem for workload w in dtype, first-touching with an OpenMP
  * team of `threads` (<= 0: 1). 0 on success, -1 with one line in err. */
 int xb_problem_build(xb_problem *out, const xb_workload *w, xattn_dtype dtype,
