@@ -46,8 +46,8 @@ typedef struct xb_problem {
  * where the kernel grants them, as a serving engine may ask for its KV cache.
  * Only the allocation differs, not the data; the gather roof of a row reads
  * the same memory as its kernel, so pct_mem_roof compares like with like.
- * On the decode path every shuffled token is a new 4 KiB page (a page walk;
- * bench/README.md "page walks of the decode path"). */
+ * On the decode path every shuffled token is a new 4 KiB page, a page walk
+ * (bench/README.md "the decode path on Sapphire Rapids after sessions 9-10"). */
 typedef enum xb_cache_pages { XB_CACHE_PAGES_DEFAULT = 0, XB_CACHE_PAGES_HUGE = 1 } xb_cache_pages;
 void xb_set_cache_pages(xb_cache_pages how);
 xb_cache_pages xb_get_cache_pages(void);
