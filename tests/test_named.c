@@ -527,6 +527,25 @@ static void lazy_max_outgrown(void) {
   tp_free(&tp);
 }
 
+/* ---- lazy_max_outgrown_mixed ---------------------------------------------- */
+static void lazy_max_outgrown_mixed(void) {
+  /* The same keys as lazy_max_outgrown, but only every third query meets
+   * them with large scores (the others have q = 0.25: flat, small scores), so
+   * that the amx softmax's 16-row passes hold rows that settle beside rows
+   * that outgrow their max and are redone one by one: a redo that touched a
+   * settled row (its l counted twice) or skipped an outgrown one fails here. */
+  tp_shape s = {"outgrown_mixed", 1, {0}, {700}, {0}, 1, 1, 32, 16, 0, 0, 0, 0, 0, 0, 0, 0};
+  tproblem tp;
+  build(&tp, &s, with(M_CAUSAL, XATTN_BF16, XATTN_MODE_BIDIRECTIONAL, 0, -1, -1), 172);
+  for (int t = 0; t < 700; ++t) {
+    tp_set(&tp, tp.q, &tp.p.q, t, 0, 0, t % 3 == 0 ? 16.0f : 0.25f);
+    tp_set(&tp, tp.k_ext, &tp.p.k_ext, t, 0, 0, t >= 40 && t < 48 ? 40.0f : t >= 600 && t < 608 ? 80.0f : 0.0f);
+  }
+  tp_reference(&tp);
+  check_all(&tp);
+  tp_free(&tp);
+}
+
 /* ---- nonfinite_inputs ----------------------------------------------------- */
 /* docs/contract.md, non-finite inputs: an output row depends only on the keys
  * it may see; what it sees propagates as IEEE arithmetic does. Each case sets a
@@ -1683,7 +1702,7 @@ static const struct {
     T(bidirectional_with_prefix), T(causal_top_left_vs_bottom_right), T(tree_mask),
     T(tree_mask_with_window), T(two_documents_differ_bidirectional),
     T(causal_vs_bidirectional_differ_where_masked), T(empty_rows_write_zeros),
-    T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan), T(lazy_max_outgrown), T(nonfinite_inputs),
+    T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan), T(lazy_max_outgrown), T(lazy_max_outgrown_mixed), T(nonfinite_inputs),
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
     T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(fp8_codes_through_full_tiles), T(decode_full_tile_dims), T(fp8_codes_through_lanes_tile),
