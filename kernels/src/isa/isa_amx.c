@@ -296,6 +296,22 @@ static inline float row_exp(const row_view *v, const float *s, float m, uint16_t
   return _mm512_reduce_add_ps(_mm512_add_ps(sum0, sum1));
 }
 
+/* One step of group_exp: keys j..j+31 (scores b0: keys 0-15, b1: 16-31 of
+ * the 16 rows, 64 bytes apart) to p in bf16 at prow (rows ns apart), added to
+ * the rows' sums; keys outside k0 / k1 get p = 0. */
+static inline __attribute__((always_inline)) void group_step(const float *b0, const float *b1, uint16_t *prow, int ns,
+                                                              __m512 scale, const float *neg_m, __m512 *sum,
+                                                              __mmask16 k0, __mmask16 k1) {
+#pragma GCC unroll 16
+  for (int r = 0; r < 16; r++) {
+    const __m512 x0 = _mm512_fmadd_ps(_mm512_load_ps(b0 + r * 16), scale, _mm512_set1_ps(neg_m[r]));
+    const __m512 x1 = _mm512_fmadd_ps(_mm512_load_ps(b1 + r * 16), scale, _mm512_set1_ps(neg_m[r]));
+    const __m512 p0 = _mm512_maskz_mov_ps(k0, exp2_bf16(x0)), p1 = _mm512_maskz_mov_ps(k1, exp2_bf16(x1));
+    sum[r] = _mm512_add_ps(sum[r], _mm512_add_ps(p0, p1));
+    _mm512_store_si512(prow + (size_t)r * ns, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
+  }
+}
+
 /* The exp pass of 16 rows [g0, g0 + 16) of a full tile (no masks but the
  * tile's tail, no cap) in the order the scores were stored: per 32 keys, the
  * rows one after another, so that st is read as the two contiguous KiB that
@@ -335,25 +351,10 @@ static inline __attribute__((always_inline)) __m512 group_exp(const float *st, i
     for (int i = 0; i < 2; i++)
       for (int e = s_next[i] + s_step[i]; s_next[i] < e && s_next[i] < s_end[i]; s_next[i]++)
         _mm_prefetch(sp[i] + (size_t)s_next[i] * 64, _MM_HINT_T1);
-    if (j + 32 <= n) {
-#pragma GCC unroll 16
-      for (int r = 0; r < 16; r++) {
-        const __m512 p0 = exp2_bf16(_mm512_fmadd_ps(_mm512_load_ps(b0 + r * 16), scale, _mm512_set1_ps(neg_m[r])));
-        const __m512 p1 = exp2_bf16(_mm512_fmadd_ps(_mm512_load_ps(b1 + r * 16), scale, _mm512_set1_ps(neg_m[r])));
-        sum[r] = _mm512_add_ps(sum[r], _mm512_add_ps(p0, p1));
-        _mm512_store_si512(prow + (size_t)r * ns, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
-      }
-    } else { /* the tile's last keys: p = 0 past n */
-      const __mmask16 k0 = tail_mask(n - j), k1 = tail_mask(n - j - 16);
-#pragma GCC unroll 16
-      for (int r = 0; r < 16; r++) {
-        const __m512 x0 = _mm512_fmadd_ps(_mm512_load_ps(b0 + r * 16), scale, _mm512_set1_ps(neg_m[r]));
-        const __m512 x1 = _mm512_fmadd_ps(_mm512_load_ps(b1 + r * 16), scale, _mm512_set1_ps(neg_m[r]));
-        const __m512 p0 = _mm512_maskz_mov_ps(k0, exp2_bf16(x0)), p1 = _mm512_maskz_mov_ps(k1, exp2_bf16(x1));
-        sum[r] = _mm512_add_ps(sum[r], _mm512_add_ps(p0, p1));
-        _mm512_store_si512(prow + (size_t)r * ns, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
-      }
-    }
+    if (j + 32 <= n) /* all 32 keys (constant masks: none in the code) */
+      group_step(b0, b1, prow, ns, scale, neg_m, sum, 0xffff, 0xffff);
+    else /* the tile's last keys: p = 0 past n */
+      group_step(b0, b1, prow, ns, scale, neg_m, sum, tail_mask(n - j), tail_mask(n - j - 16));
   }
   const __m512 bound = _mm512_set1_ps(LAZY_SUM_BOUND);
   __mmask16 o = 0;
