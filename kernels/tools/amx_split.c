@@ -91,7 +91,7 @@ int main(int argc, char **argv) {
     const xattn_softmax_args sa = {st, ns, RC / 16, RC, 1, 0, lo, hi, NULL, 0.0f, scale2, m, l, alpha, pp};
     hook_softmax(&sa);
     const unsigned long long t3 = __rdtsc();
-    hook_pv(st, ns, vpk, d, RC, acc, alpha, pp, 0);
+    hook_pv(st, ns, vpk, d, RC, acc, alpha, pp, 0, &sa);
     const unsigned long long t4 = __rdtsc();
     keep_min(&b_pack, t1 - t0);
     keep_min(&b_qk, t2 - t1);

@@ -9,9 +9,11 @@
  *   void hook_pack_q(qt_chunk, srcs, nrows, d, dtype, scale2, tmp)
  *   void hook_pack_kv(kp, vp, kptr, vptr, n, d, dv, dvp, dtype)
  *   void hook_qk(kp, n, d, qt_chunk, nv, st, scale2)      scores of a chunk x tile
- *   void hook_pv(st, n, vp, dvp, rows, acc, alpha, pp, fresh)
+ *   void hook_pv(st, n, vp, dvp, rows, acc, alpha, pp, fresh, sa)
  *                       acc = acc * alpha + P V; fresh: acc holds nothing yet (the
- *                       chunk's first product), write acc = P V without reading it
+ *                       chunk's first product), write acc = P V without reading it;
+ *                       sa: the chunk's softmax arguments, for their hints
+ *                       (prefetch_rows), free to ignore
  * and optionally
  *   void hook_softmax(const xattn_softmax_args *a)  with HOOK_SOFTMAX_CUSTOM
  *                       (default: item.inc's, for key-major scores)
@@ -39,8 +41,9 @@ typedef struct xattn_softmax_args {
   float scale2;           /* scale * log2 e, for ISAs whose scores are not pre-scaled */
   float *m, *l, *alpha;   /* per row: running max, running sum, rescale factor */
   void *pp;               /* the ISA's p buffer (hook_pp_bytes), or unused */
-  /* rows the hook may ask the cache for while it works (the next chunk's
-     queries, prefetch_n rows of prefetch_bytes), or NULL; a hint, free to ignore */
+  /* rows the softmax or the P V hook may ask the cache for while it works
+     (the next chunk's queries, prefetch_n rows of prefetch_bytes), or NULL; a
+     hint, free to ignore */
   const char *const *prefetch_rows;
   int prefetch_n, prefetch_bytes;
   /* this chunk's slice of the next key tile's packed K (i = 0) and V (1), for

@@ -325,10 +325,6 @@ static inline __attribute__((always_inline)) __m512 group_exp(const float *st, i
                                                                float scale2, uint16_t *pp, __mmask16 *over,
                                                                const xattn_softmax_args *args) {
   const int ns = up32(n);
-  /* the next chunk's rows g0..g0 + 15 (prefetch_rows), a few per step */
-  const int npf = args->prefetch_rows ? (args->prefetch_n - g0 < 16 ? args->prefetch_n - g0 : 16) : 0;
-  const int pf_step = (16 + ns / 32 - 1) / (ns / 32);
-  int pf_next = 0;
   /* this group's quarter of the chunk's slice of the next tile's K and V
      (span), spread over its steps */
   const char *sp[2];
@@ -346,8 +342,6 @@ static inline __attribute__((always_inline)) __m512 group_exp(const float *st, i
   for (int j = 0; j < ns; j += 32) {
     const float *b0 = st_keys(st, j) + (size_t)g0 * 16, *b1 = b0 + ST_BLOCK;
     uint16_t *prow = pp + (size_t)g0 * ns + j;
-    for (int e = pf_next + pf_step; pf_next < e && pf_next < npf; pf_next++)
-      for (int o = 0; o < args->prefetch_bytes; o += 64) _mm_prefetch(args->prefetch_rows[g0 + pf_next] + o, _MM_HINT_T1);
     for (int i = 0; i < 2; i++)
       for (int e = s_next[i] + s_step[i]; s_next[i] < e && s_next[i] < s_end[i]; s_next[i]++)
         _mm_prefetch(sp[i] + (size_t)s_next[i] * 64, _MM_HINT_T1);
@@ -381,7 +375,6 @@ static __attribute__((noinline)) void hook_softmax(const xattn_softmax_args *arg
   const int ns = up32(n);
   uint16_t *pp = (uint16_t *)ppv;
   row_view v = {n, full, cap2 > 0.0f, kpos0, 0, 0, NULL, scale2, cap2};
-  const char *const *pf = args->prefetch_rows;
   /* full tiles, 16 rows at a time in the scores' order (group_exp); rows it
      cannot settle take the per-row passes below */
   __mmask64 done = 0;
@@ -411,9 +404,7 @@ static __attribute__((noinline)) void hook_softmax(const xattn_softmax_args *arg
       }
     }
   for (int r = 0; r < crows; r++) {
-    if (done >> r & 1) continue; /* group_exp asked for its row of the next chunk */
-    if (pf && r < args->prefetch_n) /* the next chunk's row r: a few lines per row, not a burst */
-      for (int o = 0; o < args->prefetch_bytes; o += 64) _mm_prefetch(pf[r] + o, _MM_HINT_T1);
+    if (done >> r & 1) continue;
     const float *s = st + (size_t)r * 16;
     uint16_t *prow = pp + (size_t)r * ns;
     v.lo = lo[r];
@@ -461,8 +452,18 @@ static __attribute__((noinline)) void hook_softmax(const xattn_softmax_args *arg
     else                                \
       _tile_loadd(t, (src), dvp * 4);   \
   } while (0)
+/* P V for the chunk's rows, acc tiles 2 x 2 blocks (32 rows x 32 dv) over the
+ * tile's keys. The next chunk's query rows (sa->prefetch_rows) are asked for
+ * here, one row per product step: the steps wait on their tile loads anyway,
+ * where the softmax's own loads compete with them (spread over the softmax,
+ * landed in session 6, they cost bidirectional's softmax ~3k ticks per chunk;
+ * here 1.02-1.03x end to end, kernels/README.md). */
 static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv, int dvp, int rows,
-                                              float *acc, const float *alpha, void *ppv, int fresh) {
+                                              float *acc, const float *alpha, void *ppv, int fresh,
+                                              const xattn_softmax_args *sa) {
+  const char *const *pf = sa->prefetch_rows;
+  const int npf = pf ? sa->prefetch_n : 0;
+  int pf_r = 0; /* the next of them */
   const uint16_t *pp = (const uint16_t *)ppv;
   const uint32_t *vp = (const uint32_t *)vpv;
   PROF_START(t0);
@@ -493,6 +494,10 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
         _tile_dpbf16ps(1, 4, 7);
         _tile_dpbf16ps(2, 5, 6);
         _tile_dpbf16ps(3, 5, 7);
+        if (pf_r < npf) {
+          for (int o = 0; o < sa->prefetch_bytes; o += 64) _mm_prefetch(pf[pf_r] + o, _MM_HINT_T1);
+          pf_r++;
+        }
       }
       _tile_stored(0, o + db * 16, dvp * 4);
       _tile_stored(1, o + db * 16 + 16, dvp * 4);
@@ -513,6 +518,8 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
       _tile_stored(2, o + (size_t)16 * dvp + db * 16, dvp * 4);
     }
   }
+  for (; pf_r < npf; pf_r++) /* fewer product steps than rows */
+    for (int o = 0; o < sa->prefetch_bytes; o += 64) _mm_prefetch(pf[pf_r] + o, _MM_HINT_T1);
   PROF_ADD(PROF_PV, t1, (size_t)(nr / 16) * ndb * (ns / 32));
 }
 #undef ACC_IN

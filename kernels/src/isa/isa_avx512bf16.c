@@ -16,6 +16,7 @@
 #include "xattn_variant_list.h"
 #include "isa/simd_avx512.h"
 #include "isa/bf16_pairs.h"
+#include "isa/hooks.h"
 
 #define RC 64
 #define KR 6 /* QK block: 6 keys x 4 row vectors */
@@ -120,7 +121,8 @@ static inline __attribute__((always_inline)) void pv_block(int R, int C, const u
 
 #define PV_CASE(R_, C_) pv_block(R_, C_, pp + i, nh2, vp + c * 16, dvp, acc + (size_t)i * dvp + c * 16, alpha + i, fresh)
 static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv, int dvp, int rows,
-                                              float *acc, const float *alpha, void *ppv, int fresh) {
+                                              float *acc, const float *alpha, void *ppv, int fresh, const xattn_softmax_args *sa) {
+  (void)sa; /* no hints taken */
   const uint32_t *vp = (const uint32_t *)vpv;
   uint32_t *pp = (uint32_t *)ppv;
   const int nh2 = even_up(n) / 2, nrv = (rows + 15) / 16;
