@@ -1159,9 +1159,15 @@ static void fp8_codes_through_lanes_tile(void) { fp8_codes_through_layout("lanes
  * E 1 and 3, a soft cap, sinks, bf16 / f32 and e4m3fn / e5m2 caches. Scale 0.5
  * makes the softmax peaky so that weights on the wrong key move the output far
  * past the bf16 tolerance: swapping the two keys of a V pair, dropping the
- * score scale or a wrong byte of the fp8 tables fails it. */
+ * score scale or a wrong byte of the fp8 tables fails it. The last two shapes
+ * (4 and 8 query heads per KV head, D and DV multiples of 64, with a cap and
+ * with sinks) are the ones amx runs through the AMX tile block with an e4m3fn
+ * cache (decode/tiles_amx.inc): one and two 4-row blocks per head, each with
+ * its own query tiles; skipping its P V, or giving the second block the
+ * first's query tiles, fails them. */
 static void decode_full_tile_dims(void) {
-  static const int dims[][4] = {{4, 1, 80, 48}, {5, 1, 48, 208}, {6, 2, 128, 128}, {2, 2, 192, 64}, {8, 2, 16, 32}};
+  static const int dims[][4] = {{4, 1, 80, 48},  {5, 1, 48, 208},  {6, 2, 128, 128},
+                                {2, 2, 192, 64}, {8, 2, 16, 32},   {8, 2, 128, 64}, {16, 2, 64, 192}};
   static const int windows[][2] = {{-1, -1}, {20, -1}};
   static const xattn_dtype kv8s[] = {0, XATTN_E4M3FN, XATTN_E5M2};
   const char *variant = tp_compiled_variant("64x64");
@@ -1170,7 +1176,7 @@ static void decode_full_tile_dims(void) {
       for (int dti = 0; dti < 2; ++dti)
         for (int f = 0; f < 3; ++f) {
           tp_shape s = {"full_tile_dims", 3, {37, 70, 133}, {1, 3, 1}, {0}, dims[k][0], dims[k][1], dims[k][2], dims[k][3],
-                        0, 0, 0, 0, 0.5f, k == 1 ? 5.0f : 0.0f, k == 2, 0};
+                        0, 0, 0, 0, 0.5f, k == 1 || k == 5 ? 5.0f : 0.0f, k == 2 || k == 6, 0};
           tp_mask m = with(M_CAUSAL, dti ? XATTN_BF16 : XATTN_F32, XATTN_MODE_CAUSAL, 0, windows[wi][0], windows[wi][1]);
           m.kv8 = kv8s[f];
           tproblem tp;

@@ -531,6 +531,8 @@ static __attribute__((noinline)) void hook_pv(float *st, int n, const void *vpv,
 #define HOOK_KV_PREPACK 1
 #include "isa/item.inc"
 #define XATTN_LANES_AMX 1 /* the lanes span of bf16 problems on tiles (decode/lanes_amx.inc) */
+#define DEC_BF16_DOTS 1   /* raw bf16 query rows and the fp8 byte tables of decode/dots_bf16.inc, */
+#define DEC_AMX_TILES 1   /* for the decode layout's fp8 full tiles on tiles (decode/tiles_amx.inc) */
 #include "decode/decode.inc"
 
 XATTN_ISA_KERNELS(amx);
