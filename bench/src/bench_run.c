@@ -107,6 +107,21 @@ static int parse_double_in(const char *key, const char *val, double lo, int lo_o
   return 0;
 }
 
+/* A flag with two values: *out = the index of val in names (the enum's
+ * order), or -1 with one line in err. */
+static int parse_choice2(const char *key, const char *val, const char *const names[2], int *out, char *err,
+                         size_t errlen) {
+  for (int k = 0; k < 2; k++)
+    if (strcmp(val, names[k]) == 0) {
+      *out = k;
+      return 0;
+    }
+  snprintf(err, errlen, "--%s: \"%s\" is not %s or %s", key, val, names[0], names[1]);
+  return -1;
+}
+_Static_assert(XB_CACHE_PAGES_DEFAULT == 0 && XB_CACHE_PAGES_HUGE == 1 && XB_BLAS_HEADS == 0 && XB_BLAS_GEMM == 1,
+               "parse_choice2's names are in the enums' order");
+
 /* One --key value pair. 0, or -1 with one line in err. */
 static int apply_option(xb_options *o, const char *key, char *val, const char **placements, char *err,
                         size_t errlen) {
@@ -156,19 +171,15 @@ static int apply_option(xb_options *o, const char *key, char *val, const char **
     if (parse_double_in(key, val, 0, 0, 1e308, &v, err, errlen)) return -1;
     o->reference_max_flops = v * 1e9;
   } else if (strcmp(key, "cache-pages") == 0) {
-    if (strcmp(val, "default") == 0) o->cache_pages = XB_CACHE_PAGES_DEFAULT;
-    else if (strcmp(val, "huge") == 0) o->cache_pages = XB_CACHE_PAGES_HUGE;
-    else {
-      snprintf(err, errlen, "--cache-pages: \"%s\" is not default or huge", val);
-      return -1;
-    }
+    static const char *const names[2] = {"default", "huge"}; /* XB_CACHE_PAGES_DEFAULT, _HUGE */
+    int k;
+    if (parse_choice2(key, val, names, &k, err, errlen)) return -1;
+    o->cache_pages = (xb_cache_pages)k;
   } else if (strcmp(key, "blas-threading") == 0) {
-    if (strcmp(val, "heads") == 0) o->blas_threading = XB_BLAS_HEADS;
-    else if (strcmp(val, "gemm") == 0) o->blas_threading = XB_BLAS_GEMM;
-    else {
-      snprintf(err, errlen, "--blas-threading: \"%s\" is not heads or gemm", val);
-      return -1;
-    }
+    static const char *const names[2] = {"heads", "gemm"}; /* XB_BLAS_HEADS, XB_BLAS_GEMM */
+    int k;
+    if (parse_choice2(key, val, names, &k, err, errlen)) return -1;
+    o->blas_threading = (xb_blas_threading)k;
   } else {
     snprintf(err, errlen, "--%s: unknown flag (see --help)", key);
     return -1;

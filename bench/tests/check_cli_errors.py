@@ -48,6 +48,7 @@ with tempfile.TemporaryDirectory() as tmp:
         (["--suite", "smoke", "--threads", "0"], ["threads", "0"]),
         (["--suite", "smoke", "--dtypes", "f64"], ["--dtypes", "f64"]),
         (["--suite", "smoke", "--cache-pages", "4m"], ["--cache-pages", "4m", "default or huge"]),
+        (["--suite", "smoke", "--blas-threading", "nope"], ["--blas-threading", "nope", "heads or gemm"]),
         (["--suite", "smoke", "--frobnicate", "1"], ["--frobnicate", "unknown flag"]),
     ]
     for args, expect in cases:
