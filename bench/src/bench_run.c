@@ -29,6 +29,10 @@ void xb_options_usage(const char *argv0) {
           "                           all: every variant this build compiled)\n"
           "  --layouts auto|all|flat,gqa,kvsplit\n"
           "  --isa auto|all|avx512,avx2,..  (all: every built ISA this CPU runs)\n"
+          "  --schedules auto|static,dynamic  OpenMP schedule of the items (auto: the config header's)\n"
+          "  --kv-splits auto|1,2,8,..  key-range splits of kvsplit/decode/lanes (auto: header, else 4 per thread)\n"
+          "  --prefetch auto|off|16,64,..  decode/lanes prefetch distance in tokens (auto: header, else the library's)\n"
+          "                           each value of these three is a row of its own, named /sched: /splits: /pf:\n"
           "  --threads auto|1,2,..    auto: one core, one L3, one NUMA node, one package, all\n"
           "  --placement compact|scatter|numa|numa=N|cores=0,2,4 (comma list of policies: use ';')\n"
           "  --dtypes f32,bf16,f16    (default: each workload's dtypes)\n"
@@ -107,6 +111,47 @@ static int parse_double_in(const char *key, const char *val, double lo, int lo_o
   return 0;
 }
 
+/* --kv-splits and --prefetch: "auto" -> 0, "off" -> -1 where allowed,
+ * else integers in [1, max]; a row per value. -1 with one line in err. */
+static int int_list(const char *flag, char *val, int allow_off, int max, int *out, char *err, size_t errlen) {
+  const char *names[XB_MAX_LIST];
+  const int n = split_list(val, names, XB_MAX_LIST);
+  if (n == 0) {
+    snprintf(err, errlen, "--%s: empty list", flag);
+    return -1;
+  }
+  for (int k = 0; k < n; k++) {
+    char *end;
+    errno = 0;
+    const long v = strtol(names[k], &end, 10);
+    if (strcmp(names[k], "auto") == 0) out[k] = 0;
+    else if (allow_off && strcmp(names[k], "off") == 0) out[k] = -1;
+    else if (end != names[k] && !*end && !errno && v >= 1 && v <= max) out[k] = (int)v;
+    else {
+      snprintf(err, errlen, "--%s: \"%s\" is not auto%s or an integer in 1..%d", flag, names[k],
+               allow_off ? ", off" : "", max);
+      return -1;
+    }
+  }
+  return n;
+}
+
+/* --schedules: "auto", "static", "dynamic"; a row per value. */
+static int schedule_list(char *val, xattn_schedule *out, char *err, size_t errlen) {
+  const char *names[XB_MAX_LIST];
+  const int n = split_list(val, names, XB_MAX_LIST);
+  if (n == 0) {
+    snprintf(err, errlen, "--schedules: empty list");
+    return -1;
+  }
+  for (int k = 0; k < n; k++)
+    if (xattn_schedule_parse(names[k], &out[k]) != 0) {
+      snprintf(err, errlen, "--schedules: \"%s\" is not auto, static or dynamic", names[k]);
+      return -1;
+    }
+  return n;
+}
+
 /* A flag with two values: *out = the index of val in names (the enum's
  * order), or -1 with one line in err. */
 static int parse_choice2(const char *key, const char *val, const char *const names[2], int *out, char *err,
@@ -133,6 +178,12 @@ static int apply_option(xb_options *o, const char *key, char *val, const char **
     return (o->nlayouts = name_list(key, val, o->layouts, xattn_layout_count(), xattn_layout_name, NULL, err, errlen)) < 0 ? -1 : 0;
   else if (strcmp(key, "isa") == 0)
     return (o->nisas = name_list(key, val, o->isas, xattn_isa_count(), xattn_isa_name, xattn_isa_runnable, err, errlen)) < 0 ? -1 : 0;
+  else if (strcmp(key, "schedules") == 0)
+    return (o->nschedules = schedule_list(val, o->schedules, err, errlen)) < 0 ? -1 : 0;
+  else if (strcmp(key, "kv-splits") == 0) /* the library takes at most 64 */
+    return (o->nsplits = int_list(key, val, 0, 64, o->splits, err, errlen)) < 0 ? -1 : 0;
+  else if (strcmp(key, "prefetch") == 0)
+    return (o->nprefetch = int_list(key, val, 1, 1 << 16, o->prefetch, err, errlen)) < 0 ? -1 : 0;
   else if (strcmp(key, "threads") == 0) o->threads = val;
   else if (strcmp(key, "placement") == 0) *placements = val;
   else if (strcmp(key, "results-dir") == 0) o->results_dir = val;
@@ -269,9 +320,25 @@ static int add_row(xb_session *s, int *cap, const xb_row *r) {
 
 static void row_name(xb_session *s, xb_row *r, const char *wl, const char *impl, const char *variant,
                      const char *layout, const char *isa) {
-  snprintf(r->name, sizeof r->name,
-           "suite:%s/wl:%s/dtype:%s/impl:%s/variant:%s/layout:%s/isa:%s/threads:%d/place:%s", s->suite->name, wl,
-           xattn_dtype_name(r->dtype), impl, variant, layout, isa, r->threads, s->opt.placements[r->placement].name);
+  int at = snprintf(r->name, sizeof r->name,
+                    "suite:%s/wl:%s/dtype:%s/impl:%s/variant:%s/layout:%s/isa:%s/threads:%d/place:%s", s->suite->name,
+                    wl, xattn_dtype_name(r->dtype), impl, variant, layout, isa, r->threads,
+                    s->opt.placements[r->placement].name);
+  /* the run settings, only on xattn rows and only where a flag asked for
+     them: every other name stays what earlier results files hold */
+  const xb_options *o = &s->opt;
+  if (r->impl != XB_IMPL_XATTN) return;
+  char pf[16];
+  if (r->prefetch < 0) snprintf(pf, sizeof pf, "off");
+  else if (r->prefetch == 0) snprintf(pf, sizeof pf, "auto");
+  else snprintf(pf, sizeof pf, "%d", r->prefetch);
+  char splits[16];
+  if (r->kv_splits > 0) snprintf(splits, sizeof splits, "%d", r->kv_splits);
+  else snprintf(splits, sizeof splits, "auto");
+  if (o->nschedules && at < (int)sizeof r->name)
+    at += snprintf(r->name + at, sizeof r->name - at, "/sched:%s", xattn_schedule_name(r->schedule));
+  if (o->nsplits && at < (int)sizeof r->name) at += snprintf(r->name + at, sizeof r->name - at, "/splits:%s", splits);
+  if (o->nprefetch && at < (int)sizeof r->name) snprintf(r->name + at, sizeof r->name - at, "/pf:%s", pf);
 }
 
 static int thread_index(const xb_session *s, int threads) {
@@ -324,6 +391,8 @@ static int build_rows(xb_session *s, char *err, size_t errlen) {
           }
           r.impl = XB_IMPL_XATTN;
           int nv = o->nvariants ? o->nvariants : 1, nl = o->nlayouts ? o->nlayouts : 1, ni = o->nisas ? o->nisas : 1;
+          const int nsc = o->nschedules ? o->nschedules : 1, nsp = o->nsplits ? o->nsplits : 1,
+                    npf = o->nprefetch ? o->nprefetch : 1;
           for (int vi = 0; vi < nv; vi++)
             for (int li = 0; li < nl; li++)
               for (int ii = 0; ii < ni; ii++) {
@@ -343,8 +412,13 @@ static int build_rows(xb_session *s, char *err, size_t errlen) {
                 r.variant = xo.variant;
                 r.layout = xo.layout;
                 r.isa = xo.isa;
-                row_name(s, &r, wl->name, "xattn", rv, rl, ri);
-                add_row(s, &cap, &r);
+                for (int si = 0; si < nsc * nsp * npf; si++) { /* the run settings: a row each */
+                  r.schedule = o->nschedules ? o->schedules[si % nsc] : XATTN_SCHED_AUTO;
+                  r.kv_splits = o->nsplits ? o->splits[si / nsc % nsp] : 0;
+                  r.prefetch = o->nprefetch ? o->prefetch[si / nsc / nsp] : 0;
+                  row_name(s, &r, wl->name, "xattn", rv, rl, ri);
+                  add_row(s, &cap, &r);
+                }
               }
           xb_problem_free(&shape);
         }
@@ -502,14 +576,21 @@ static xattn_options row_options(const xb_row *row) {
   xo.layout = row->layout;
   xo.isa = row->isa;
   xo.threads = row->threads;
+  xo.schedule = row->schedule;
+  xo.kv_splits = row->kv_splits;
+  xo.prefetch = row->prefetch;
   return xo;
 }
 
 static void likwid_region_name(const xb_session *s, const xb_row *row, char *out, size_t outlen) {
   /* likwid region tags: no spaces; workload, dtype and variant identify a region */
   const char *rv = row->variant ? row->variant : "auto", *rl = row->layout ? row->layout : "auto";
-  snprintf(out, outlen, "%s_%s_%s_%s_t%d", s->suite->workloads[row->workload].name, xattn_dtype_name(row->dtype), rv,
-           rl, row->threads);
+  int at = snprintf(out, outlen, "%s_%s_%s_%s_t%d", s->suite->workloads[row->workload].name,
+                    xattn_dtype_name(row->dtype), rv, rl, row->threads);
+  /* rows that differ only in a run setting get regions of their own */
+  if (at > 0 && (size_t)at < outlen && (row->schedule || row->kv_splits || row->prefetch))
+    snprintf(out + at, outlen - (size_t)at, "_%s_s%d_pf%d", xattn_schedule_name(row->schedule), row->kv_splits,
+             row->prefetch);
 }
 
 int xb_row_call(xb_session *s, int r, char *err, size_t errlen) {

@@ -29,6 +29,15 @@ typedef struct xb_options {
   const char *layouts[XB_MAX_LIST];
   int nisas;                    /* --isa avx512,avx2 | auto */
   const char *isas[XB_MAX_LIST];
+  /* the run settings the tuner searches besides variant and layout (0 = not
+     given: the rows keep the config header's choice and their names stay as
+     before; given, each value is a row and its name gains the segment) */
+  int nschedules;               /* --schedules static,dynamic | auto */
+  xattn_schedule schedules[XB_MAX_LIST];
+  int nsplits;                  /* --kv-splits auto,1,2,8 (0 = auto: header / library) */
+  int splits[XB_MAX_LIST];
+  int nprefetch;                /* --prefetch auto,off,16,64 (0 = auto, -1 = off, else tokens) */
+  int prefetch[XB_MAX_LIST];
   const char *threads;          /* --threads 1,2 | auto */
   int nplacements;              /* --placement compact,scatter,... */
   xb_placement placements[8];
@@ -63,6 +72,8 @@ typedef struct xb_row {
   int workload;      /* index into the suite; -1 for peak */
   xattn_dtype dtype;
   const char *variant, *layout, *isa; /* NULL = resolved default */
+  xattn_schedule schedule; /* XATTN_SCHED_AUTO = the config header's */
+  int kv_splits, prefetch; /* xattn_options' values (0 = the config header's) */
   int threads;
   int placement;     /* index into options.placements */
   char pair_key[256]; /* (workload, dtype, threads, placement): the BLAS table key */

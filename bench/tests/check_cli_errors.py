@@ -49,6 +49,9 @@ with tempfile.TemporaryDirectory() as tmp:
         (["--suite", "smoke", "--dtypes", "f64"], ["--dtypes", "f64"]),
         (["--suite", "smoke", "--cache-pages", "4m"], ["--cache-pages", "4m", "default or huge"]),
         (["--suite", "smoke", "--blas-threading", "nope"], ["--blas-threading", "nope", "heads or gemm"]),
+        (["--suite", "smoke", "--schedules", "static,guided"], ["--schedules", "guided", "static or dynamic"]),
+        (["--suite", "smoke", "--kv-splits", "2,65"], ["--kv-splits", "65", "1..64"]),
+        (["--suite", "smoke", "--prefetch", "-4"], ["--prefetch", "-4", "auto, off or an integer"]),
         (["--suite", "smoke", "--frobnicate", "1"], ["--frobnicate", "unknown flag"]),
     ]
     for args, expect in cases:

@@ -16,7 +16,12 @@ CONTEXT_KEYS = ["xattn_commit", "xattn_dirty", "xattn_machine", "xattn_cpu_model
                 "xattn_config_provenance", "xattn_seed", "xattn_placement", "xattn_threads",
                 "xattn_peak_fp32_gflops", "xattn_peak_bf16_gflops", "xattn_cache_pages"]
 NAME = re.compile(r"^suite:[^/]+/wl:[^/]+/dtype:(f32|bf16|f16)/impl:(xattn|blas|reference|torch|ort|peak)"
-                  r"/variant:[^/]+/layout:[^/]+/isa:[^/]+/threads:[0-9]+/place:[^/]+(/real_time)?$")
+                  r"/variant:[^/]+/layout:[^/]+/isa:[^/]+/threads:[0-9]+/place:[^/]+"
+                  r"(/sched:(auto|static|dynamic))?(/splits:(auto|[0-9]+))?(/pf:(auto|off|[0-9]+))?(/real_time)?$")
+# --schedules / --kv-splits / --prefetch: every xattn row carries the segment
+# of each one given, and each value of the lists is a row of its own
+SETTINGS = {"--schedules": "sched", "--kv-splits": "splits", "--prefetch": "pf"}
+given = {SETTINGS[a]: extra[i + 1].split(",") for i, a in enumerate(extra) if a in SETTINGS}
 failures = []
 
 def check(cond, msg):
@@ -80,6 +85,22 @@ with tempfile.TemporaryDirectory() as results:
                     check(r["gather_roof_tile"] in (1, 4, 16) and r["gather_roof_prefetch_kib"] in (0, 16, 128),
                           f"{r['name']}: gather roof strategy {r['gather_roof_tile']}/{r['gather_roof_prefetch_kib']}")
         check({"xattn", "blas", "peak"} <= impls, f"impls present: {impls}")
+        settings = {}  # (workload, dtype, variant, layout, isa) -> the settings its xattn rows ran
+        for r in rows:
+            fields = dict(seg.split(":", 1) for seg in r["run_name"].split("/") if ":" in seg)
+            if fields.get("impl") != "xattn":
+                check(not ({"sched", "splits", "pf"} & set(fields)), f"{r['run_name']}: run settings on a non-xattn row")
+                continue
+            check(set(given) <= set(fields) <= set(given) | {"suite", "wl", "dtype", "impl", "variant", "layout",
+                                                               "isa", "threads", "place"},
+                  f"{r['run_name']}: the segments of {sorted(given)} and no others")
+            key = tuple(fields.get(k) for k in ("wl", "dtype", "variant", "layout", "isa"))
+            settings.setdefault(key, set()).add(tuple(fields.get(k) for k in sorted(given)))
+        want = 1
+        for v in given.values():
+            want *= len(v)
+        for key, got in settings.items():
+            check(len(got) == want, f"{key}: {len(got)} run settings, want {want} ({sorted(got)})")
         medians = [r for r in rows if r.get("aggregate_name") == "median"]
         check(len(medians) > 0, "median aggregates present")
         # Google Benchmark's own compare.py reads the file (Debian: libbenchmark-tools)
