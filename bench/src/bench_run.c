@@ -49,6 +49,8 @@ void xb_options_usage(const char *argv0) {
           "  --peak-seconds S         length of each start-up peak-probe run, best of 15 (default 0.02)\n"
           "  --roof-seconds S         time spent measuring each memory roof (stream at start-up, gather\n"
           "                           per problem), best pass kept (default 0.2)\n"
+          "  --flush-caches           flush the problem's memory from every cache level before each timed\n"
+          "                           call and each gather-roof pass (rows read from DRAM, as in serving)\n"
           "  --cache-pages default|huge  K/V caches on the allocator's pages (default) or on 2 MiB pages\n"
           "                           (madvise MADV_HUGEPAGE: transparent huge pages where granted)\n"
           "All --benchmark_* flags of Google Benchmark work as usual (filter, min_time, out, ...).\n",
@@ -280,6 +282,7 @@ int xb_options_parse(xb_options *o, int *argc, char **argv, char *err, size_t er
     if (strcmp(a, "--no-peak") == 0) { o->no_peak = 1; continue; }
     if (strcmp(a, "--list-suites") == 0) { o->list_suites = 1; continue; }
     if (strcmp(a, "--check") == 0) { o->check = 1; continue; }
+    if (strcmp(a, "--flush-caches") == 0) { o->flush_caches = 1; continue; }
     if (strncmp(a, "--", 2) != 0) {
       snprintf(err, errlen, "argument \"%s\": unexpected (flags start with --)", a);
       return -1;
@@ -450,12 +453,23 @@ static const char *check_source;
 /* far beyond any cache level of the machines this runs on, small beside their memory */
 #define STREAM_ROOF_BYTES ((size_t)256 << 20)
 
+static void flush_session_problem(void *ctx) {
+  const xb_session *s = (const xb_session *)ctx;
+  xb_problem_flush(&s->pb, s->pb.threads);
+}
+
+void xb_row_flush(const xb_session *s) { flush_session_problem((void *)(uintptr_t)s); }
+
 /* What the freshly built problem must read, and its gather roof with the bound team. */
 static int measure_problem_roof(xb_session *s, int threads, char *err, size_t errlen) {
   xb_gather_plan plan;
   if (xb_bytes_must_read(&s->pb.p, &s->pb_must_read) != 0 || xb_gather_plan_build(&s->pb.p, &plan) != 0) {
     snprintf(err, errlen, "gather roof: out of memory");
     return -1;
+  }
+  if (s->opt.flush_caches) { /* the roof reads from where the timed calls will */
+    plan.before_pass = flush_session_problem;
+    plan.before_ctx = s;
   }
   xb_gather_roof_measure(&plan, threads, s->opt.roof_seconds, &s->pb_gather);
   xb_gather_plan_free(&plan);
@@ -765,6 +779,7 @@ int xb_row_counters(xb_session *s, int r, double sec, xb_counters *c, char *err,
       e = blas_find(row->pair_key, 1);
       if (xb_blas_attention(&s->pb, row->threads, s->opt.blas_threading, err, errlen) != 0) return -1; /* warm-up */
       for (int i = 0; i < 3; i++) {
+        if (s->opt.flush_caches) xb_row_flush(s); /* as its own row would have run */
         double t0 = xc_now();
         if (xb_blas_attention(&s->pb, row->threads, s->opt.blas_threading, err, errlen) != 0) return -1;
         e->iters[e->n] = 1;
@@ -889,6 +904,7 @@ void xb_context(xb_session *s, void (*add)(const char *, const char *, void *), 
   add("xattn_best_isa", xattn_best_isa(), ctx);
   add("xattn_blas_threading", s->opt.no_baseline ? "none" : xb_blas_threading_name(s->opt.blas_threading), ctx);
   add("xattn_likwid", xb_likwid_enabled() ? "marker" : "off", ctx);
+  add("xattn_flush_caches", s->opt.flush_caches ? "true" : "false", ctx);
   add("xattn_cache_pages",
       s->opt.cache_pages == XB_CACHE_PAGES_HUGE && !xb_huge_pages_available() ? "huge-unavailable"
                                                                               : xb_cache_pages_name(s->opt.cache_pages),

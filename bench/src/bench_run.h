@@ -58,6 +58,8 @@ typedef struct xb_options {
   int check;                    /* --check: before timing, compare each xattn row's output with the
                                    fp64 reference (small calls) or the BLAS baseline (docs/contract.md §3 tolerances) */
   xb_cache_pages cache_pages;   /* --cache-pages default|huge (xb_set_cache_pages) */
+  int flush_caches;             /* --flush-caches: the problem flushed from every cache level before each
+                                   timed call and each gather-roof pass (xb_problem_flush) */
   int list_suites;              /* --list-suites */
 } xb_options;
 
@@ -112,6 +114,8 @@ void xb_session_close(xb_session *s);
 /* Makes row r runnable: binds the team, builds (or reuses) its problem, and
  * for xattn rows resolves names and checks the call is supported. 0 or -1. */
 int xb_row_prepare(xb_session *s, int r, char *err, size_t errlen);
+/* --flush-caches: the current problem out of every cache level (untimed, before a call). */
+void xb_row_flush(const xb_session *s);
 /* One timed call. 0 or -1 with err. */
 int xb_row_call(xb_session *s, int r, char *err, size_t errlen);
 /* Counters of row r given its seconds per call. */

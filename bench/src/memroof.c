@@ -201,7 +201,9 @@ static void best_in_rounds(read_way pass, const void *arg, int n, int threads, d
 }
 
 static double gather_way(const void *plan, int threads, int way) {
-  return xb_gather_pass((const xb_gather_plan *)plan, threads, xb_gather_strategies[way]).seconds;
+  const xb_gather_plan *pl = (const xb_gather_plan *)plan;
+  if (pl->before_pass) pl->before_pass(pl->before_ctx);
+  return xb_gather_pass(pl, threads, xb_gather_strategies[way]).seconds;
 }
 
 int xb_gather_roof_measure(const xb_gather_plan *plan, int threads, double min_seconds, xb_gather_roof *out) {

@@ -41,15 +41,25 @@ void run_row(benchmark::State &state, int r) {
     return;
   }
   int64_t iters = 0;
-  double t0 = xc_now();
+  double t0 = xc_now(), called = 0;
+  /* --flush-caches: each call starts with its problem in memory only; the
+     flush is untimed (paused), so sec counts the calls alone */
+  const bool flush = g_session.opt.flush_caches && g_session.rows[r].impl != XB_IMPL_PEAK;
   for (auto _ : state) {
+    if (flush) {
+      state.PauseTiming();
+      xb_row_flush(&g_session);
+      state.ResumeTiming();
+    }
+    const double c0 = flush ? xc_now() : 0;
     if (xb_row_call(&g_session, r, err, sizeof err) != 0) {
       skip_row(state, r, err);
       break;
     }
+    if (flush) called += xc_now() - c0;
     iters++;
   }
-  double sec = iters ? (xc_now() - t0) / (double)iters : 0;
+  double sec = iters ? (flush ? called : xc_now() - t0) / (double)iters : 0;
   if (!iters || sec <= 0) return;
   const xb_row &row = g_session.rows[r];
   if (row.impl == XB_IMPL_BLAS) xb_blas_record(&g_session, r, iters, sec);

@@ -14,7 +14,7 @@ extra = sys.argv[3:]
 CONTEXT_KEYS = ["xattn_commit", "xattn_dirty", "xattn_machine", "xattn_cpu_model", "xattn_cpu_flags",
                 "xattn_topology", "xattn_compiler", "xattn_cflags", "xattn_config_header",
                 "xattn_config_provenance", "xattn_seed", "xattn_placement", "xattn_threads",
-                "xattn_peak_fp32_gflops", "xattn_peak_bf16_gflops", "xattn_cache_pages"]
+                "xattn_peak_fp32_gflops", "xattn_peak_bf16_gflops", "xattn_cache_pages", "xattn_flush_caches"]
 NAME = re.compile(r"^suite:[^/]+/wl:[^/]+/dtype:(f32|bf16|f16)/impl:(xattn|blas|reference|torch|ort|peak)"
                   r"/variant:[^/]+/layout:[^/]+/isa:[^/]+/threads:[0-9]+/place:[^/]+"
                   r"(/sched:(auto|static|dynamic))?(/splits:(auto|[0-9]+))?(/pf:(auto|off|[0-9]+))?(/real_time)?$")
@@ -54,6 +54,8 @@ with tempfile.TemporaryDirectory() as results:
         for k in CONTEXT_KEYS:
             check(k in ctx and str(ctx[k]) != "", f"context key {k}")
         check(ctx.get("xattn_machine") == rel[0], "xattn_machine matches the directory")
+        want_flush = "true" if "--flush-caches" in extra else "false"
+        check(ctx.get("xattn_flush_caches") == want_flush, f"xattn_flush_caches {ctx.get('xattn_flush_caches')}, want {want_flush}")
         commit_dir = ctx.get("xattn_commit", "") + ("-dirty" if ctx.get("xattn_dirty") == "true" else "")
         check(commit_dir == rel[1] or rel[1] == "nogit", f"commit dir {rel[1]} vs context {commit_dir}")
         float(ctx.get("xattn_peak_fp32_gflops", "nan"))

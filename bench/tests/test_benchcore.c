@@ -449,6 +449,27 @@ static int test_problem(const char *suites_dir) {
       in_range &= v >= -1.0f && v <= 1.0f;
     }
     CHECK(in_range, "%s: unit-scale data", s->workloads[i].name);
+    /* --flush-caches: the tensors' sizes as built, and flushing keeps every byte */
+    const size_t kvb = (size_t)a.k_cache_bytes + a.v_cache_bytes + a.k_ext_bytes + a.v_ext_bytes;
+    CHECK(a.q_bytes == qb && a.q_bytes + kvb + a.table_bytes + a.tree_bytes == a.input_bytes,
+          "%s: tensor sizes %zu + %zu + %zu + %zu sum to input_bytes %zu", s->workloads[i].name, a.q_bytes, kvb,
+          a.table_bytes, a.tree_bytes, a.input_bytes);
+    {
+      const size_t ob = (size_t)(p->total_tokens * p->heads_q * p->head_dim_v) * 2;
+      CHECK(xattn_extend_attention(&a.p, NULL) == XATTN_OK, "%s: runs: %s", s->workloads[i].name, xattn_last_error());
+      char *before = malloc(ob + a.k_cache_bytes), *q0 = malloc(qb);
+      memcpy(before, a.o, ob);
+      memcpy(before + ob, a.k_cache, a.k_cache_bytes);
+      memcpy(q0, a.q, qb);
+      xb_problem_flush(&a, 2);
+      CHECK(memcmp(before, a.o, ob) == 0 && memcmp(before + ob, a.k_cache, a.k_cache_bytes) == 0 &&
+                memcmp(q0, a.q, qb) == 0,
+            "%s: flushing changes no byte", s->workloads[i].name);
+      CHECK(xattn_extend_attention(&a.p, NULL) == XATTN_OK && memcmp(before, a.o, ob) == 0,
+            "%s: the same output after a flush", s->workloads[i].name);
+      free(before);
+      free(q0);
+    }
     xb_problem c;
     CHECK(xb_problem_build(&c, &s->workloads[i], XATTN_BF16, 6, 1, err, sizeof err) == 0, "%s", err);
     CHECK(memcmp(a.q, c.q, qb) != 0, "%s: the seed changes the data", s->workloads[i].name);
@@ -596,6 +617,8 @@ static uint64_t plan_checksum(const xb_gather_plan *pl) {
   return s;
 }
 
+static void count_call(void *ctx) { ++*(int *)ctx; }
+
 static int test_gather_reads(void) {
   char err[1024];
   const char *text =
@@ -639,7 +662,13 @@ static int test_gather_reads(void) {
       xb_read_force_isa(-1);
       CHECK(isas >= 1, "no read ISA ran");
       xb_gather_roof roof;
+      /* the untimed hook (--flush-caches): once before every pass of every strategy */
+      int passes = 0;
+      plan.before_pass = count_call;
+      plan.before_ctx = &passes;
       CHECK(xb_gather_roof_measure(&plan, 2, 0.001, &roof) == 0, "%s: roof measured", name);
+      CHECK(passes >= 1 + 3 * XB_GATHER_STRATEGIES && (passes - 1) % XB_GATHER_STRATEGIES == 0,
+            "%s: %d calls of before_pass, want the warm-up and whole rounds of %d", name, passes, XB_GATHER_STRATEGIES);
       CHECK(roof.best >= 0 && roof.best < XB_GATHER_STRATEGIES && roof.gbps == roof.gbps_of[roof.best], "%s: roof is strategy %d", name,
             roof.best);
       for (int k = 0; k < XB_GATHER_STRATEGIES; k++)

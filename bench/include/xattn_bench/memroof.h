@@ -51,6 +51,11 @@ typedef struct xb_gather_plan {
   /* [0]: cache rows (their dtype may be fp8, their heads a page apart), [1]: extend rows */
   size_t k_row_bytes[2], v_row_bytes[2]; /* one head's row */
   size_t k_head_step[2], v_head_step[2]; /* bytes between heads of one token */
+  /* called (untimed) before every timed pass of xb_gather_roof_measure when
+     set: xattn-bench --flush-caches flushes the problem there, so that the
+     roof reads from where the kernel's rows come from (NULL: nothing) */
+  void (*before_pass)(void *ctx);
+  void *before_ctx;
 } xb_gather_plan;
 
 int xb_gather_plan_build(const xattn_problem *p, xb_gather_plan *plan);

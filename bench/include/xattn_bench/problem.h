@@ -30,6 +30,8 @@ typedef struct xb_problem {
   double flops;           /* docs/contract.md §5 */
   size_t input_bytes;     /* q, k/v ext, k/v cache, token table, masks */
   size_t output_bytes;    /* o */
+  /* the bytes of each tensor below (0 where there is none): what xb_problem_flush flushes */
+  size_t q_bytes, k_ext_bytes, v_ext_bytes, k_cache_bytes, v_cache_bytes, table_bytes, tree_bytes;
   /* owned storage */
   void *q, *k_ext, *v_ext, *k_cache, *v_cache, *o;
   int32_t *prefix_lens, *extend_lens, *extend_start, *encoder_lens;
@@ -76,6 +78,13 @@ void xb_problem_free(xb_problem *pb);
  * nearest even, through the library's conversions). */
 float xb_element_f32(const void *base, xattn_dtype t, int64_t i);
 void xb_element_store(void *base, xattn_dtype t, int64_t i, float v);
+
+/* Writes every line of the problem's memory (q, K/V extend rows and caches,
+ * the token table, tree mask, o) back and out of every cache level
+ * (clflushopt where the CPU has it, else clflush), split over `threads`
+ * OpenMP threads, fenced: the next call reads its rows from memory, as a
+ * serving engine's next layer does (xattn-bench --flush-caches). */
+void xb_problem_flush(const xb_problem *pb, int threads);
 
 /* Zeroes o (to tell a kernel that wrote nothing from one that did). */
 void xb_problem_clear_output(xb_problem *pb);
