@@ -137,14 +137,17 @@ int xattn_decode_fits(const xattn_problem *p) {
   return (int64_t)max_extend(p) * p->heads_q <= XATTN_DECODE_MAX_ROWS;
 }
 
-/* decode layout, prefetch 0 = auto: about 128 KiB of K/V rows ahead (in L2
-   beside the tile being read), at least one tile of 16 tokens */
+/* decode and lanes layouts, prefetch 0 = auto: one decode tile (16 tokens)
+   ahead, whatever a token's bytes (lanes rounds it up to its span). One tile
+   of work outlasts a DRAM round trip many times over, and each token further
+   ahead is two more 4 KiB pages in flight (shuffled slots): the distance was
+   ~128 KiB of rows (32 tokens of the bf16 reference shape, 256 of bf16 MQA),
+   and one tile measured 1.02-1.07x on every bf16 decode row from DRAM, 1.0-1.1x
+   from the LLC, MQA 1.2x (bench/README.md "Measured: cold caches") */
+#define XATTN_AUTO_PREFETCH_TOKENS 16
 static int auto_prefetch_tokens(const xattn_problem *p) {
-  const int64_t token_bytes = (int64_t)p->heads_kv * (p->head_dim + p->head_dim_v) * (int64_t)xattn_dtype_size(p->dtype);
-  int64_t t = ((int64_t)128 << 10) / (token_bytes > 0 ? token_bytes : 1);
-  if (t < 16) t = 16;
-  if (t > 256) t = 256;
-  return (int)t;
+  (void)p;
+  return XATTN_AUTO_PREFETCH_TOKENS;
 }
 
 /* The kernel-facing summary of the call; run.p is the plan's shape here
