@@ -453,12 +453,8 @@ static const char *check_source;
 /* far beyond any cache level of the machines this runs on, small beside their memory */
 #define STREAM_ROOF_BYTES ((size_t)256 << 20)
 
-static void flush_session_problem(void *ctx) {
-  const xb_session *s = (const xb_session *)ctx;
-  xb_problem_flush(&s->pb, s->pb.threads);
-}
-
-void xb_row_flush(const xb_session *s) { flush_session_problem((void *)(uintptr_t)s); }
+void xb_row_flush(const xb_session *s) { xb_problem_flush(&s->pb, s->pb.threads); }
+static void flush_session_problem(void *ctx) { xb_row_flush((const xb_session *)ctx); }
 
 /* What the freshly built problem must read, and its gather roof with the bound team. */
 static int measure_problem_roof(xb_session *s, int threads, char *err, size_t errlen) {

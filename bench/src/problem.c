@@ -11,10 +11,10 @@
 #include <string.h>
 #if defined(__linux__)
 #include <sys/mman.h>
+#endif
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #include <immintrin.h>
-#endif
 #endif
 
 #include "xattn_common/hash.h"

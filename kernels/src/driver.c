@@ -145,10 +145,6 @@ int xattn_decode_fits(const xattn_problem *p) {
    and one tile measured 1.02-1.07x on every bf16 decode row from DRAM, 1.0-1.1x
    from the LLC, MQA 1.2x (bench/README.md "Measured: cold caches") */
 #define XATTN_AUTO_PREFETCH_TOKENS 16
-static int auto_prefetch_tokens(const xattn_problem *p) {
-  (void)p;
-  return XATTN_AUTO_PREFETCH_TOKENS;
-}
 
 /* The kernel-facing summary of the call; run.p is the plan's shape here
  * (only its sizes are read while partitioning) and the caller's data at run time. */
@@ -163,7 +159,7 @@ static void init_run(xattn_plan *pl) {
   run->cap2 = p->logit_cap > 0.0f ? p->logit_cap * XATTN_LOG2E : 0.0f;
   const int decode = xattn_layout_is_few_rows(pl->layout);
   run->lanes = pl->layout == XATTN_LAYOUT_LANES;
-  run->prefetch = !decode || pl->prefetch < 0 ? 0 : pl->prefetch > 0 ? pl->prefetch : auto_prefetch_tokens(p);
+  run->prefetch = !decode || pl->prefetch < 0 ? 0 : pl->prefetch > 0 ? pl->prefetch : XATTN_AUTO_PREFETCH_TOKENS;
   if (run->prefetch > (1 << 16)) run->prefetch = 1 << 16; /* beyond any use; keeps t0 + prefetch in int32 */
   if (pl->layout == XATTN_LAYOUT_FLAT) {
     run->heads_per_item = 1;
