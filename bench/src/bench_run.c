@@ -63,6 +63,13 @@ static int split_list(char *s, const char **out, int max) {
   return n;
 }
 
+/* split_list for a flag's value that must name something: n > 0, or -1 with one line in err */
+static int split_flag_list(const char *flag, char *val, const char **out, char *err, size_t errlen) {
+  const int n = split_list(val, out, XB_MAX_LIST);
+  if (n == 0) snprintf(err, errlen, "--%s: empty list", flag);
+  return n > 0 ? n : -1;
+}
+
 /* "auto" -> 0 (let the library choose), "all" -> every name the build has
  * (runnable ones only, for ISAs), else the comma list, every name of which
  * must be one the build has (and, for ISAs, that this CPU runs): rows of an
@@ -71,7 +78,7 @@ static int name_list(const char *flag, char *val, const char **out, int count, c
                      int (*usable)(const char *), char *err, size_t errlen) {
   if (strcmp(val, "auto") == 0) return 0;
   if (strcmp(val, "all") != 0) {
-    const int n = split_list(val, out, XB_MAX_LIST);
+    const int n = split_flag_list(flag, val, out, err, errlen);
     for (int k = 0; k < n; k++) {
       int known = 0;
       for (int i = 0; i < count && !known; i++) known = strcmp(out[k], name(i)) == 0;
@@ -86,10 +93,6 @@ static int name_list(const char *flag, char *val, const char **out, int count, c
         snprintf(err, errlen, "--%s: \"%s\" does not run on this CPU", flag, out[k]);
         return -1;
       }
-    }
-    if (n == 0) {
-      snprintf(err, errlen, "--%s: empty list", flag);
-      return -1;
     }
     return n;
   }
@@ -117,11 +120,7 @@ static int parse_double_in(const char *key, const char *val, double lo, int lo_o
  * else integers in [1, max]; a row per value. -1 with one line in err. */
 static int int_list(const char *flag, char *val, int allow_off, int max, int *out, char *err, size_t errlen) {
   const char *names[XB_MAX_LIST];
-  const int n = split_list(val, names, XB_MAX_LIST);
-  if (n == 0) {
-    snprintf(err, errlen, "--%s: empty list", flag);
-    return -1;
-  }
+  const int n = split_flag_list(flag, val, names, err, errlen);
   for (int k = 0; k < n; k++) {
     char *end;
     errno = 0;
@@ -141,11 +140,7 @@ static int int_list(const char *flag, char *val, int allow_off, int max, int *ou
 /* --schedules: "auto", "static", "dynamic"; a row per value. */
 static int schedule_list(char *val, xattn_schedule *out, char *err, size_t errlen) {
   const char *names[XB_MAX_LIST];
-  const int n = split_list(val, names, XB_MAX_LIST);
-  if (n == 0) {
-    snprintf(err, errlen, "--schedules: empty list");
-    return -1;
-  }
+  const int n = split_flag_list("schedules", val, names, err, errlen);
   for (int k = 0; k < n; k++)
     if (xattn_schedule_parse(names[k], &out[k]) != 0) {
       snprintf(err, errlen, "--schedules: \"%s\" is not auto, static or dynamic", names[k]);

@@ -52,6 +52,7 @@ with tempfile.TemporaryDirectory() as tmp:
         (["--suite", "smoke", "--schedules", "static,guided"], ["--schedules", "guided", "static or dynamic"]),
         (["--suite", "smoke", "--kv-splits", "2,65"], ["--kv-splits", "65", "1..64"]),
         (["--suite", "smoke", "--prefetch", "-4"], ["--prefetch", "-4", "auto, off or an integer"]),
+        (["--suite", "smoke", "--kv-splits", ","], ["--kv-splits", "empty list"]),
         (["--suite", "smoke", "--frobnicate", "1"], ["--frobnicate", "unknown flag"]),
     ]
     for args, expect in cases:
