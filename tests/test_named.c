@@ -1197,6 +1197,68 @@ static void decode_full_tile_dims(void) {
         }
 }
 
+/* ---- decode_tile_rows -----------------------------------------------------------
+ * The AMX tile block (decode/tiles_amx.inc) on runs of 4 to 16 consecutive
+ * rows of a KV group: bf16 and e5m2 caches (from 8 rows a group) and e4m3fn
+ * caches, 4, 8, 12 and 32 query heads per KV head (12: a 16-row run ends
+ * inside a query; 32: two runs per query), E 2 to 8 per request, so that a head's full
+ * tile takes runs of 16, 12, 8 and 4 rows (the column softmax from 8 rows,
+ * the rows' own softmax at 4), the runs after the first reusing the staged K
+ * and V; a left window of 40 gives each tile a different subset of full
+ * queries; a soft cap, sinks, NaN / Inf planted in the inputs (and one row
+ * whose scores are all -inf except one NaN in a full tile: its max stays
+ * -inf, so only that tile can turn its l, and so its output, NaN), and 1 or
+ * the automatic number of key splits. Every runnable ISA runs the same problems
+ * (the others through their own blocks). Scale 0.5 makes the softmax peaky:
+ * skipping the accumulator rescale of a row whose max grew, or a row given
+ * another row's P, fails it. */
+static void decode_tile_rows(void) {
+  static const int dims[][4] = {{8, 2, 128, 128}, {16, 2, 64, 192}, {12, 1, 64, 128}, {32, 1, 128, 64}};
+  static const int windows[][2] = {{-1, -1}, {40, -1}};
+  static const xattn_dtype kv8s[] = {0, XATTN_E4M3FN, XATTN_E5M2};
+  const char *variant = tp_compiled_variant("64x64");
+  for (size_t k = 0; k < sizeof dims / sizeof *dims; ++k)
+    for (int wi = 0; wi < 2; ++wi)
+      for (int f = 0; f < 3; ++f)
+        for (int plant = 0; plant < 2; ++plant) {
+          tp_shape s = {"tile_rows", 3, {150, 301, 64}, {2, 8, 5}, {0}, dims[k][0], dims[k][1], dims[k][2], dims[k][3],
+                        0, 0, 0, 0, 0.5f, k == 1 ? 5.0f : 0.0f, k == 2, 0};
+          tp_mask m = with(M_CAUSAL, XATTN_BF16, XATTN_MODE_CAUSAL, 0, windows[wi][0], windows[wi][1]);
+          m.kv8 = kv8s[f];
+          const uint64_t seed = 9300 + 40 * k + 8 * wi + 2 * f + plant;
+          tproblem tp;
+          if (tp_build(&tp, &s, m, seed)) exit(1);
+          if (plant) tp_plant_nonfinite(&tp, seed);
+          if (plant && !f) { /* a row that stays at -inf but meets a NaN score in one full tile (bf16 cache) */
+            const int g = 5 / (dims[k][0] / dims[k][1]);
+            const int32_t *tab = (const int32_t *)tp.table;
+            tp_set(&tp, tp.q, &tp.p.q, 2 + 7, 5, 7, INFINITY); /* request 1, query 7, head 5: element 7 = +inf */
+            for (int j = 0; j < 301; ++j) /* K element 7 < 0: every score -inf, but key 40's 0: inf x 0 = NaN */
+              tp_set(&tp, tp.k_cache, &tp.p.k_cache, tab[tp.req_index[1] * tp.p.max_ctx + j], g, 7, j == 40 ? 0.0f : -1.0f);
+            for (int i = 0; i < 8; ++i) tp_set(&tp, tp.k_ext, &tp.p.k_ext, 2 + i, g, 7, -1.0f);
+          }
+          const xattn_status rs = tp_reference(&tp);
+          CHECK(rs == XATTN_OK, "reference: %s", xattn_last_error());
+          n_problems++;
+          for (int isa = 0; isa < xattn_isa_count() && rs == XATTN_OK; ++isa) {
+            const char *name = xattn_isa_name(isa);
+            if (!xattn_isa_runnable(name)) continue;
+            for (int splits = 0; splits < 2; ++splits) {
+              tp_exec e = {name, variant, "decode", 2, XATTN_SCHED_AUTO, splits ? 1 : 0, 0};
+              xattn_status st;
+              tp_result r = tp_run_check(&tp, &e, &st);
+              char d[256], why[400];
+              tp_describe(&tp, d, sizeof d);
+              tp_describe_result(&r, why, sizeof why);
+              CHECK(st == XATTN_OK && tp_ok(&r), "%s on %s (decode, %s splits): status %d, %s", d, name,
+                    splits ? "1" : "auto", (int)st, why);
+              n_runs++;
+            }
+          }
+          tp_free(&tp);
+        }
+}
+
 /* ---- resolve_reports_running_isa --------------------------------------------
  * An ISA with bf16 code only (amx, avx512bf16) runs f32/f16 problems with the
  * avx512 kernels; what xattn_resolve reports (and so what bench rows and config
@@ -1305,10 +1367,10 @@ static void config_extend_buckets(void) {
 /* ---- config_lanes_rows ---------------------------------------------------------
  * Large query groups: the default header's few-rows rows carry lanes_rows
  * (docs/formats.md §4), the rows per KV group (longest E_b x H_Q / H_KV) from
- * which a call runs the lanes tile instead of decode: bf16 on AMX from 8 rows
+ * which a call runs the lanes tile instead of decode: bf16 on AMX from 64 rows
  * (E 2-4: always lanes), bf16 on avx512bf16 from 16, AVX2 from 16 (E 2-4: 32),
  * the rest (f32 on AVX-512 here) from 32. An fp8 cache follows lanes_rows_fp8:
- * 8 on AMX, 32 everywhere else. The reference shape (4 rows) stays on decode
+ * 64 on AMX, 32 everywhere else. The reference shape (4 rows) stays on decode
  * everywhere; a layout the caller names is never changed. */
 static void config_lanes_rows(void) {
   const char *hdr = xattn_config_header_path();
@@ -1322,16 +1384,17 @@ static void config_lanes_rows(void) {
   tp_shape g8 = {"group8_e1", 2, {300, 2000}, {1, 1}, {0}, 16, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0};  /* 8 */
   tp_shape g16 = {"group16_e1", 2, {300, 2000}, {1, 1}, {0}, 16, 1, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0}; /* 16 */
   tp_shape mqa = {"mqa_e1", 2, {300, 2000}, {1, 1}, {0}, 32, 1, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0};    /* 32 */
+  tp_shape mqa64 = {"mqa64_e1", 2, {300, 2000}, {1, 1}, {0}, 64, 1, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0}; /* 64 */
   tp_shape d16 = {"drafts16", 2, {1500, 3000}, {2, 1}, {0}, 16, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0}; /* 16 */
   tp_shape d32 = {"drafts32", 2, {1500, 3000}, {4, 2}, {0}, 16, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0}; /* 32 */
   /* the header's thresholds per (isa, dtype) this test knows, for E = 1 and E 2-4,
      native and fp8 caches; 0: the row names lanes itself */
   struct { const char *isa; xattn_dtype dt; int e1, drafts, e1_fp8, drafts_fp8; } cases[] = {
-      {"amx", XATTN_BF16, 8, 0, 8, 0},           {"avx512bf16", XATTN_BF16, 16, 16, 32, 32},
+      {"amx", XATTN_BF16, 64, 0, 64, 0},           {"avx512bf16", XATTN_BF16, 16, 16, 32, 32},
       {"avx512", XATTN_F32, 32, 32, 32, 32},     {"avx512", XATTN_F16, 32, 32, 32, 32},
       {"avx2", XATTN_F32, 16, 32, 32, 32},       {"avx2", XATTN_BF16, 16, 32, 32, 32}};
   const struct { const tp_shape *s; int rows, drafts; } shapes[] = {
-      {&ref, 4, 0}, {&g8, 8, 0}, {&g16, 16, 0}, {&mqa, 32, 0}, {&d16, 16, 1}, {&d32, 32, 1}};
+      {&ref, 4, 0}, {&g8, 8, 0}, {&g16, 16, 0}, {&mqa, 32, 0}, {&mqa64, 64, 0}, {&d16, 16, 1}, {&d32, 32, 1}};
   for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c) {
     if (!xattn_isa_runnable(cases[c].isa)) continue;
     for (size_t k = 0; k < sizeof shapes / sizeof *shapes; ++k) {
@@ -1711,7 +1774,7 @@ static const struct {
     T(softcap_applied_in_prefill), T(sinks), T(partial_masked_tile_no_nan), T(lazy_max_outgrown), T(lazy_max_outgrown_mixed), T(nonfinite_inputs),
     T(edge_tiles_do_not_write_past_extend), T(strides_noncontiguous), T(gqa_mqa), T(d_neq_dv), T(concurrent_calls),
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
-    T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(fp8_codes_through_full_tiles), T(decode_full_tile_dims), T(fp8_codes_through_lanes_tile),
+    T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(fp8_codes_through_full_tiles), T(decode_full_tile_dims), T(decode_tile_rows), T(fp8_codes_through_lanes_tile),
     T(cpu_class_match),
     T(decode_split_merge_exact), T(lanes_prefetch_exact), T(decode_prefetch_exact), T(lanes_heads_staged), T(kv_packed_once), T(kv_packed_local), T(config_extend_buckets), T(config_lanes_rows),
 #undef T

@@ -27,15 +27,16 @@
   /* a decode step (E = 1): the few-rows path reads each K/V row once for all  \
      the query heads of its group (bench/README.md "The memory-bound half");    \
      large groups (lanes_rows: E x H_Q / H_KV rows per KV group) run the lanes  \
-     tile instead: bf16 on AMX tiles from 8 rows (1.24x at 8, 2.1x at MQA's 32), \
-     AVX2 from 16 (1.13-1.24x), f32 / f16 / bf16 on AVX-512 from 32            \
-     (1.06-1.13x; 16 rows tie or lose); bench/README.md "Large query groups".   \
-     The last column, lanes_rows_fp8, is the same for an fp8 cache: AMX keeps 8 \
-     (its tile widens fp8 at 1.15-3.1x decode's speed), the other tiles lose at \
-     16 rows (decode / lanes 0.70-1.13 on AVX2, 0.72-0.93 bf16 on avx512bf16)  \
-     and win at MQA's 32 (1.04-1.61x); bench/README.md "the lanes threshold of \
-     fp8 caches" */                                                              \
-  X("amx", "bf16", -1, -1, "*", 0, -1, "64x64", "decode", "static", 0, 0, 0, 8, 8)      \
+     tile instead: AVX2 from 16 (1.13-1.24x), f32 / f16 / bf16 on AVX-512 from  \
+     32 (1.06-1.13x; 16 rows tie or lose); bench/README.md "Large query groups". \
+     bf16 on AMX: decode's tile block takes up to 16 rows per product, so       \
+     decode beats lanes at 8 rows (1.06-1.16x) and MQA's 32 (1.20-1.34x), bf16, \
+     e4m3fn and e5m2 caches alike (bench/README.md "the decode tile block on up \
+     to 16 rows"): lanes from 64. The last column, lanes_rows_fp8, is the same  \
+     for an fp8 cache: the other tiles lose at 16 rows (decode / lanes          \
+     0.70-1.13 on AVX2, 0.72-0.93 bf16 on avx512bf16) and win at MQA's 32       \
+     (1.04-1.61x); bench/README.md "the lanes threshold of fp8 caches" */       \
+  X("amx", "bf16", -1, -1, "*", 0, -1, "64x64", "decode", "static", 0, 0, 0, 64, 64)    \
   /* bf16 on avx512bf16 (no AMX: Zen 4, where vdpbf16ps runs at twice the f32 \
      FMA rate): the lanes tile on bf16 pairs from 16 rows (B 8, P 4096, E 4 x  \
      4 heads: 1.34x decode; 8 rows: 0.80x; MQA's 32: 1.83x); bench/README.md  \
