@@ -429,7 +429,11 @@ static void flush_lines(const char *p, size_t bytes) {
 }
 #endif
 
+static _Atomic unsigned long long flush_calls;
+unsigned long long xb_problem_flush_count(void) { return flush_calls; }
+
 void xb_problem_flush(const xb_problem *pb, int threads) {
+  flush_calls++;
 #if defined(__x86_64__) || defined(__i386__)
   const struct {
     const void *p;

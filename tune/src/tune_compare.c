@@ -8,6 +8,7 @@
 
 #include "tune_header.h"
 #include "tune_real_eval.h"
+#include "tune_report.h"
 #include "tune_search.h"
 #include "tune_stats.h"
 #include "xattn/xattn.h"
@@ -177,6 +178,7 @@ static void write_markdown(const char *path, const tune_env *env, const tune_cla
   fprintf(f, "- suites: %s; %d repetitions each side, ABBA order, 95%% paired bootstrap CI of the "
              "ratio of medians\n",
           cs->inputs, o->reps);
+  fprintf(f, "- timing: %s\n", tune_timing_words(o->flush_caches ? "flushed" : "warm"));
   fprintf(f, "- **geomean speedup: %.3fx over the %d tuned classes, %.3fx over all %d classes**\n\n", S.g_tuned,
           S.n_tuned, S.g_all, S.n_all);
   fprintf(f, "| class | default config | tuned config | default ms | tuned ms | speedup [95%% CI] |\n");
@@ -248,6 +250,7 @@ int tune_compare(tune_env *env, tune_class_set *cs, const tune_compare_opts *o, 
   }
   if (load_headers(h, o->baseline_header, err, errn)) goto out;
   real_eval *re = real_eval_open(env, cs, o->seed);
+  if (re) real_eval_set_flush(re, o->flush_caches);
   tune_eval ev = real_eval_iface(re);
   const int cores = env->machine.cores > 0 ? env->machine.cores : 1;
   const double t_start = xc_now();

@@ -15,6 +15,7 @@ typedef struct tune_compare_opts {
   const char *report_json; /* may be NULL */
   uint64_t seed;
   double threshold;
+  int flush_caches; /* every timed call from flushed caches (real_eval_set_flush) */
 } tune_compare_opts;
 
 /* 0 when every class ran and verified; 1 if a configuration gave a wrong

@@ -60,6 +60,7 @@ int tune_env_open(tune_env *e, char *err, size_t errn) {
   snprintf(e->id.compiler, sizeof e->id.compiler, "%s", xc_build_compiler());
   snprintf(e->id.cflags, sizeof e->id.cflags, "%s", xc_build_cflags());
   snprintf(e->id.kernel_digest, sizeof e->id.kernel_digest, "%s", TUNE_KERNEL_DIGEST);
+  snprintf(e->id.timing, sizeof e->id.timing, "warm"); /* xattn-tune --flush-caches: "flushed" */
   snprintf(e->commit, sizeof e->commit, "%s%s", xc_build_commit(), xc_build_dirty() == 1 ? "-dirty" : "");
   xb_commit_dir_name(xc_build_commit(), xc_build_dirty(), e->commit_dir, sizeof e->commit_dir);
 
@@ -114,6 +115,7 @@ void tune_env_print(const tune_env *e, FILE *f) {
   fprintf(f, "compiler:       %s\n", e->id.compiler);
   fprintf(f, "flags:          %s\n", e->id.cflags);
   fprintf(f, "commit:         %s\n", e->commit);
+  fprintf(f, "timing:         %s (run / compare --flush-caches: flushed)\n", e->id.timing);
   fprintf(f, "kernel digest:  %s (%d files + config header)\n", e->id.kernel_digest,
           TUNE_KERNEL_DIGEST_FILES);
   fprintf(f, "config header:  %s\n", xattn_config_header_path());

@@ -25,6 +25,7 @@
 #include "tune_run.h"
 #include "xattn/xattn.h"
 #include "xattn_bench/machine.h"
+#include "xattn_bench/problem.h"
 #include "xattn_common/files.h"
 
 static void usage(FILE *f) {
@@ -33,9 +34,9 @@ static void usage(FILE *f) {
         "             [--cache PATH] [--fresh] [--strategy halving|exhaustive|random]\n"
         "             [--budget 20m] [--max-evals N] [--reps 9] [--eta 3] [--final-reps 15]\n"
         "             [--finalists 3] [--threshold 0.03] [--random-count N] [--seed N] [--only SUBSTR]\n"
-        "             [--dump-space OUT.tsv] [--quiet]\n"
+        "             [--dump-space OUT.tsv] [--quiet] [--flush-caches]\n"
         "  xattn-tune compare --suite NAME [--suite NAME...] --baseline HEADER.h [--reps 9]\n"
-        "             [--report OUT.md] [--json OUT.json] [--only SUBSTR]\n"
+        "             [--report OUT.md] [--json OUT.json] [--only SUBSTR] [--flush-caches]\n"
         "  xattn-tune variants HEADER.h\n"
         "  xattn-tune merge --out MERGED.h [--base DEFAULT.h] TUNED.h [TUNED.h...]\n"
         "  xattn-tune space --suite NAME [--suite NAME...] [--only SUBSTR]\n"
@@ -80,7 +81,7 @@ typedef struct args {
   const char *suites[TUNE_MAX_SUITES];
   int n_suites;
   const char *header, *report, *cache, *only, *baseline, *json, *dump;
-  int fresh, quiet;
+  int fresh, quiet, flush_caches;
   double budget;
   long max_evals, compare_reps;
   tune_settings set;
@@ -116,6 +117,7 @@ static int parse_args(int argc, char **argv, args *a) {
     else if (!strcmp(f, "--json")) { NEED_VALUE a->json = v; }
     else if (!strcmp(f, "--dump-space")) { NEED_VALUE a->dump = v; }
     else if (!strcmp(f, "--fresh")) a->fresh = 1;
+    else if (!strcmp(f, "--flush-caches")) a->flush_caches = 1;
     else if (!strcmp(f, "--quiet")) a->quiet = 1, a->set.progress = 0;
     else if (!strcmp(f, "--strategy")) {
       NEED_VALUE
@@ -339,6 +341,8 @@ static int cmd_run(const args *a, tune_env *env) {
     }
     snprintf(cache, sizeof cache, "%s/tune-cache.jsonl", dir);
   }
+  /* flushed timings are another measurement than warm ones: the cache says which */
+  snprintf(env->id.timing, sizeof env->id.timing, "%s", a->flush_caches ? "flushed" : "warm");
   tune_store *st = tune_store_open(cache, &env->id, a->fresh, err, sizeof err);
   if (!st) {
     fprintf(stderr, "xattn-tune: %s\n", err);
@@ -353,6 +357,7 @@ static int cmd_run(const args *a, tune_env *env) {
                     "charged to it, so a resumed run may measure further and choose differently than one "
                     "uninterrupted run with the same budget\n");
   real_eval *re = real_eval_open(env, &cs, a->set.seed);
+  if (re) real_eval_set_flush(re, a->flush_caches);
   tune_run run;
   memset(&run, 0, sizeof run);
   run.n_classes = cs.n;
@@ -371,6 +376,8 @@ static int cmd_run(const args *a, tune_env *env) {
           a->budget > 0 ? "set" : "", cache);
   tune_run_all(&run);
   double elapsed = xc_now() - run.budget.start;
+  if (a->flush_caches) /* the flag's effect, counted where the flushing happens */
+    fprintf(stderr, "[tune] caches flushed before %llu timed calls\n", xb_problem_flush_count());
 
   /* header: tuned rows first, then the base header's rows (catch-all last) */
   const tune_row *base;
@@ -457,9 +464,10 @@ int main(int argc, char **argv) {
       rc = 2;
     } else {
       tune_compare_opts o = {a.baseline, (int)a.compare_reps, a.report, a.json, a.set.seed,
-                             a.set.threshold};
+                             a.set.threshold, a.flush_caches};
       char cerr[1024];
       rc = tune_compare(&env, &cs, &o, cerr, sizeof cerr);
+      if (a.flush_caches) fprintf(stderr, "[compare] caches flushed before %llu timed calls\n", xb_problem_flush_count());
       if (rc < 0) {
         fprintf(stderr, "xattn-tune compare: %s\n", cerr);
         rc = 2;

@@ -31,6 +31,7 @@ struct real_eval {
   int bound_threads;
   char bound_place[32];
   int bind_warned;
+  int flush; /* real_eval_set_flush */
 };
 
 static int class_index(const real_eval *r, const tune_class *cls) {
@@ -213,11 +214,13 @@ static double measure(void *ctx, const tune_class *cls, const tune_cand *c, int 
   if (prepare(r, cls) != 0) return -1;
   xattn_options o;
   real_eval_options(c, &o);
-  bind(r, c ? c->placement : "compact", resolved_threads(&r->probs[0].p, &o));
+  const int threads = resolved_threads(&r->probs[0].p, &o);
+  bind(r, c ? c->placement : "compact", threads);
   double total = 0;
   for (int pass = warm ? 0 : 1; pass < 2; pass++) {
     total = 0;
     for (int i = 0; i < r->nprobs; i++) {
+      if (r->flush) xb_problem_flush(&r->probs[i], threads);
       double t0 = xc_now();
       xattn_status st = xattn_extend_attention(&r->probs[i].p, &o);
       double t1 = xc_now();
@@ -246,6 +249,8 @@ void real_eval_close(real_eval *r) {
   release_class(r);
   free(r);
 }
+
+void real_eval_set_flush(real_eval *r, int on) { r->flush = on != 0; }
 
 tune_eval real_eval_iface(real_eval *r) {
   tune_eval e = {r, verify, measure};

@@ -54,6 +54,14 @@ static void appendf(char *buf, size_t cap, size_t *k, const char *fmt, ...) {
   if (w > 0) *k = (size_t)w < cap - *k ? *k + (size_t)w : cap - 1;
 }
 
+/* What a timed call found in the caches (tune_identity.timing), for the
+ * provenance and the reports. */
+const char *tune_timing_words(const char *timing) {
+  return timing && !strcmp(timing, "flushed")
+             ? "flushed: every timed call began with its problem's memory out of every cache level (--flush-caches)"
+             : "warm: calls back to back, the problem left in the caches by the call before";
+}
+
 void tune_provenance(const tune_env *env, const tune_class_set *cs, const tune_run *run,
                      double elapsed, const char *date, char *comment, size_t cn, char *line,
                      size_t ln) {
@@ -75,6 +83,7 @@ void tune_provenance(const tune_env *env, const tune_class_set *cs, const tune_r
       run->set.final_reps,
       100 * run->set.threshold, run->budget.evals, elapsed);
   ADD("inputs: suites %s; kernel digest sha256:%s\n", cs->inputs, env->id.kernel_digest);
+  ADD("timing: %s\n", tune_timing_words(env->id.timing));
   {
     char rel[4096];
     ADD("base header: %s\n", xb_repo_relative(xattn_config_header_path(), rel, sizeof rel));
@@ -113,6 +122,7 @@ void tune_report_run(FILE *f, const tune_env *env, const tune_class_set *cs, con
           date, env->commit, env->id.machine, env->id.cpu_model, env->id.topology,
           env->id.compiler, env->id.cflags);
   fprintf(f, "- inputs: %s; kernel digest `%.16s`\n", cs->inputs, env->id.kernel_digest);
+  fprintf(f, "- timing: %s\n", tune_timing_words(env->id.timing));
   fprintf(f, "- strategy: %s (reps %d, eta %d, %d finalists, final %d+ interleaved, threshold %.0f%%), "
              "%ld timed reps, %.0f s\n",
           tune_strategy_name(run->set.strategy), run->set.reps, run->set.eta, run->set.finalists,

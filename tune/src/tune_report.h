@@ -17,6 +17,9 @@ void tune_default_config(const tune_class_set *cs, int ci, char *out, size_t n);
 int tune_base_rows(const tune_row **rows);
 
 /* The provenance block (comment) and one-line string of a tuned header. */
+/* What a timed call found in the caches, in words, from tune_identity.timing
+ * ("warm" or "flushed"). */
+const char *tune_timing_words(const char *timing);
 void tune_provenance(const tune_env *env, const tune_class_set *cs, const tune_run *run,
                      double elapsed, const char *date, char *comment, size_t cn, char *line,
                      size_t ln);

@@ -103,8 +103,9 @@ static int write_line(tune_store *s, cJSON *obj) {
   return s->durable ? fsync(s->fd) : 0;
 }
 
-static const char *id_fields[] = {"machine", "cpu_model", "topology", "compiler", "cflags",
-                                  "kernel_digest"};
+#define ID_FIELDS 7
+static const char *id_fields[ID_FIELDS] = {"machine", "cpu_model", "topology", "compiler", "cflags",
+                                           "kernel_digest", "timing"};
 static const char *id_value(const tune_identity *id, int i) {
   switch (i) {
   case 0: return id->machine;
@@ -112,7 +113,8 @@ static const char *id_value(const tune_identity *id, int i) {
   case 2: return id->topology;
   case 3: return id->compiler;
   case 4: return id->cflags;
-  default: return id->kernel_digest;
+  case 5: return id->kernel_digest;
+  default: return id->timing[0] ? id->timing : "warm";
   }
 }
 
@@ -161,7 +163,7 @@ static int write_identity(tune_store *s, const tune_identity *id) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "t", "id");
   cJSON_AddStringToObject(o, "format", "xattn-tune-cache-1");
-  for (int i = 0; i < 6; i++) cJSON_AddStringToObject(o, id_fields[i], id_value(id, i));
+  for (int i = 0; i < ID_FIELDS; i++) cJSON_AddStringToObject(o, id_fields[i], id_value(id, i));
   int rc = write_line(s, o);
   cJSON_Delete(o);
   return rc;
@@ -217,12 +219,13 @@ static int load(tune_store *s, const tune_identity *id, char *err, size_t errn) 
                  s->path);
         rc = -1;
       }
-      for (int i = 0; rc == 0 && i < 6; i++) {
+      for (int i = 0; rc == 0 && i < ID_FIELDS; i++) {
         const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(o, id_fields[i]));
+        if (!v && i == 6 && cJSON_GetObjectItem(o, id_fields[i]) == NULL) v = "warm"; /* older caches: no flushing */
         if (!v || strcmp(v, id_value(id, i)) != 0) {
           char shown[160];
           snprintf(err, errn,
-                   "cache %s was recorded with a different %s ('%s', this build: '%s'); refusing "
+                   "cache %s was recorded with a different %s ('%s', this run: '%s'); refusing "
                    "to reuse it (use --fresh or another --cache)",
                    s->path, id_fields[i], xc_printable(shown, sizeof shown, v ? v : "?"), id_value(id, i));
           rc = -1;

@@ -15,6 +15,10 @@ typedef struct tune_identity {
   char compiler[128];
   char cflags[512];
   char kernel_digest[72];
+  /* "warm", or "flushed": every timed call began with the problem's memory
+     flushed from the caches (xattn-tune --flush-caches); a cache written
+     before this field existed was warm */
+  char timing[16];
 } tune_identity;
 
 typedef struct tune_store tune_store;

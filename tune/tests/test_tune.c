@@ -567,12 +567,13 @@ static int test_foreign(void) {
   if (!st) return 0;
   CHECK(tune_store_add_time(st, "cls", "cand", "search", 0, 0.5) == 0, "append");
   tune_store_close(st);
-  const char *fields[] = {"kernel_digest", "machine", "compiler"};
-  for (int i = 0; i < 3; i++) {
+  const char *fields[] = {"kernel_digest", "machine", "compiler", "timing"};
+  for (int i = 0; i < 4; i++) {
     tune_identity other = test_id();
     if (i == 0) snprintf(other.kernel_digest, sizeof other.kernel_digest, "ffff");
     if (i == 1) snprintf(other.machine, sizeof other.machine, "other-box-64c-00000000");
     if (i == 2) snprintf(other.compiler, sizeof other.compiler, "Clang 16");
+    if (i == 3) snprintf(other.timing, sizeof other.timing, "flushed"); /* xattn-tune --flush-caches */
     err[0] = '\0';
     st = tune_store_open(path, &other, 0, err, sizeof err);
     CHECK(st == NULL, "foreign cache (%s) accepted", fields[i]);
@@ -580,6 +581,34 @@ static int test_foreign(void) {
     CHECK(strstr(err, fields[i]) != NULL && !strchr(err, '\n'), "message does not name %s: %s",
           fields[i], err);
     fprintf(stderr, "refused: %s\n", err);
+  }
+  /* a cache written before the timing field existed was timed warm: reused by a
+     warm run, refused by a flushed one */
+  char old[600];
+  tmp_path(old, sizeof old, "no_timing.jsonl");
+  FILE *f = fopen(old, "w");
+  CHECK(f != NULL, "write %s", old);
+  if (f) {
+    const tune_identity w = test_id();
+    fprintf(f,
+            "{\"t\":\"id\",\"format\":\"xattn-tune-cache-1\",\"machine\":\"%s\",\"cpu_model\":\"%s\","
+            "\"topology\":\"%s\",\"compiler\":\"%s\",\"cflags\":\"%s\",\"kernel_digest\":\"%s\"}\n"
+            "{\"t\":\"m\",\"class\":\"cls\",\"cand\":\"cand\",\"phase\":\"search\",\"rep\":0,\"sec\":0.5}\n",
+            w.machine, w.cpu_model, w.topology, w.compiler, w.cflags, w.kernel_digest);
+    fclose(f);
+    tune_identity warm = test_id();
+    st = tune_store_open(old, &warm, 0, err, sizeof err);
+    CHECK(st != NULL, "a cache without a timing field refused by a warm run: %s", err);
+    if (st) {
+      CHECK(tune_store_times(st, "cls", "cand", "search", NULL) == 1, "its measurement was not reused");
+      tune_store_close(st);
+    }
+    tune_identity flushed = test_id();
+    snprintf(flushed.timing, sizeof flushed.timing, "flushed");
+    err[0] = '\0';
+    st = tune_store_open(old, &flushed, 0, err, sizeof err);
+    CHECK(st == NULL && strstr(err, "timing") != NULL, "a warm cache without a timing field reused by a flushed run (%s)", err);
+    if (st) tune_store_close(st);
   }
   /* --fresh starts a new cache and keeps the old one aside */
   tune_identity other = test_id();
