@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "xattn_bench/problem.h"
+#include "xattn_bench/flush.h"
 
 #include <math.h>
 #include <omp.h>
@@ -11,10 +12,6 @@
 #include <string.h>
 #if defined(__linux__)
 #include <sys/mman.h>
-#endif
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#include <immintrin.h>
 #endif
 
 #include "xattn_common/hash.h"
@@ -414,52 +411,11 @@ int xb_problem_build_shape(xb_problem *pb, const xb_workload *w, xattn_dtype dty
   return build(pb, w, dtype, seed, 1, 1, 0, err, errlen);
 }
 
-#if defined(__x86_64__) || defined(__i386__)
-/* clflushopt: CPUID leaf 7, EBX bit 23; flushes of different lines overlap,
-   where clflush's are ordered among themselves */
-static int has_clflushopt(void) {
-  unsigned a, b, c, d;
-  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 23 & 1);
-}
-__attribute__((target("clflushopt"))) static void flush_lines_opt(const char *p, size_t bytes) {
-  for (size_t i = 0; i < bytes; i += 64) _mm_clflushopt((void *)(p + i));
-}
-static void flush_lines(const char *p, size_t bytes) {
-  for (size_t i = 0; i < bytes; i += 64) _mm_clflush(p + i);
-}
-#endif
-
-static _Atomic unsigned long long flush_calls;
-unsigned long long xb_problem_flush_count(void) { return flush_calls; }
-
 void xb_problem_flush(const xb_problem *pb, int threads) {
-  flush_calls++;
-#if defined(__x86_64__) || defined(__i386__)
-  const struct {
-    const void *p;
-    size_t n;
-  } parts[] = {{pb->q, pb->q_bytes},         {pb->k_ext, pb->k_ext_bytes},     {pb->v_ext, pb->v_ext_bytes},
-               {pb->k_cache, pb->k_cache_bytes}, {pb->v_cache, pb->v_cache_bytes}, {pb->req_to_token, pb->table_bytes},
-               {pb->tree_mask, pb->tree_bytes},  {pb->o, pb->output_bytes}};
-  static int opt = -1;
-  if (opt < 0) opt = has_clflushopt();
-  const int use_opt = opt;
-  for (size_t k = 0; k < sizeof parts / sizeof *parts; k++) {
-    if (!parts[k].p || !parts[k].n) continue;
-    const char *base = (const char *)((uintptr_t)parts[k].p & ~(uintptr_t)63); /* from the first line */
-    const int64_t n = (int64_t)((const char *)parts[k].p + parts[k].n - base);
-#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : 1)
-    for (int64_t i = 0; i < n; i += 65536) {
-      const size_t len = (size_t)(n - i < 65536 ? n - i : 65536);
-      if (use_opt) flush_lines_opt(base + i, len);
-      else flush_lines(base + i, len);
-    }
-  }
-  _mm_mfence(); /* the flushes are done before the timed call's first load */
-#else
-  (void)pb;
-  (void)threads;
-#endif
+  const void *p[] = {pb->q, pb->k_ext, pb->v_ext, pb->k_cache, pb->v_cache, pb->req_to_token, pb->tree_mask, pb->o};
+  const size_t n[] = {pb->q_bytes,       pb->k_ext_bytes, pb->v_ext_bytes, pb->k_cache_bytes,
+                      pb->v_cache_bytes, pb->table_bytes, pb->tree_bytes,  pb->output_bytes};
+  xb_flush_ranges(p, n, (int)(sizeof p / sizeof *p), threads);
 }
 
 void xb_problem_clear_output(xb_problem *pb) { zero(pb->o, pb->output_bytes, pb->threads); }

@@ -25,7 +25,7 @@
 #include "tune_run.h"
 #include "xattn/xattn.h"
 #include "xattn_bench/machine.h"
-#include "xattn_bench/problem.h"
+#include "xattn_bench/flush.h"
 #include "xattn_common/files.h"
 
 static void usage(FILE *f) {
@@ -377,7 +377,7 @@ static int cmd_run(const args *a, tune_env *env) {
   tune_run_all(&run);
   double elapsed = xc_now() - run.budget.start;
   if (a->flush_caches) /* the flag's effect, counted where the flushing happens */
-    fprintf(stderr, "[tune] caches flushed before %llu timed calls\n", xb_problem_flush_count());
+    fprintf(stderr, "[tune] caches flushed before %llu timed calls\n", xb_flush_count());
 
   /* header: tuned rows first, then the base header's rows (catch-all last) */
   const tune_row *base;
@@ -467,7 +467,7 @@ int main(int argc, char **argv) {
                              a.set.threshold, a.flush_caches};
       char cerr[1024];
       rc = tune_compare(&env, &cs, &o, cerr, sizeof cerr);
-      if (a.flush_caches) fprintf(stderr, "[compare] caches flushed before %llu timed calls\n", xb_problem_flush_count());
+      if (a.flush_caches) fprintf(stderr, "[compare] caches flushed before %llu timed calls\n", xb_flush_count());
       if (rc < 0) {
         fprintf(stderr, "xattn-tune compare: %s\n", cerr);
         rc = 2;

@@ -85,9 +85,6 @@ void xb_element_store(void *base, xattn_dtype t, int64_t i, float v);
  * OpenMP threads, fenced: the next call reads its rows from memory, as a
  * serving engine's next layer does (xattn-bench --flush-caches). */
 void xb_problem_flush(const xb_problem *pb, int threads);
-/* Calls of xb_problem_flush so far in this process: what a tool reports to
- * show that its flag took effect (xattn-tune --flush-caches). */
-unsigned long long xb_problem_flush_count(void);
 
 /* Zeroes o (to tell a kernel that wrote nothing from one that did). */
 void xb_problem_clear_output(xb_problem *pb);

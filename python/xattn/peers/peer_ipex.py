@@ -112,6 +112,9 @@ def prepare(w, dtype, threads, arrays, page, seed):
             PagedAttention.flash_attn_varlen_func(out, query, kc, vc, cu_q, cu_kv, max_q, max_kv, scale, causal,
                                                   tables, None, -1, -1, "auto", 1.0, 1.0, cap)
             return out
+    # what --flush-caches flushes before a timed call: the paged caches, queries, output and tables
+    run.buffers = [kc, vc, query, out, tables] + ([head_map, lens] if causal and all(r[1] == 1 for _, r in reqs)
+                                                   else [cu_q, cu_kv])
     try:
         with torch.inference_mode():
             run()

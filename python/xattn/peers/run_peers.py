@@ -18,6 +18,9 @@ Options: --impl torch,ort[,ipex]  --dtype f32,bf16 (default: each workload's dty
   --ipex-pages 16,128 (page sizes; rows variant:pageN)  --ipex-omp intel|gnu (ipexrun's settings
   for Intel OpenMP (default, preloaded from the venv) or GNU OpenMP)
   --plan-tool PATH (default $XATTN_PEERS_PLAN, then build*/bin/xattn-peers-plan)
+  --flush-caches  every timed call starts with the peer's tensors flushed from every
+  cache level (bench's flush, libxattn_flush.so beside the plan tool; outside the
+  timed interval), as xattn-bench --flush-caches does for xattn's rows
   ad-hoc workload: --heads 32,8 --dims 128,128 --mode causal --name NAME
 
 Runs under the venv of scripts/make-venv.sh: started with any python3 it
@@ -74,6 +77,9 @@ def parse_args(argv):
                     help="skip ORT calls whose [H_Q, E, S] score matrix exceeds this")
     ap.add_argument("--ipex-pages", default="16,128")
     ap.add_argument("--ipex-omp", default="intel", choices=("intel", "gnu"))
+    ap.add_argument("--flush-caches", action="store_true",
+                    help="flush each call's tensors from the caches before it (untimed)")
+    ap.add_argument("--flush-lib", help=argparse.SUPPRESS)  # the parent hands its children the library
     ap.add_argument("--child-out", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if sum(x is not None for x in (a.suite, a.plan, a.batch)) != 1:
@@ -103,6 +109,48 @@ def find_plan_tool(a):
             return c
     sys.exit("run_peers: no xattn-peers-plan (build the tree, or give --plan-tool PATH): "
              "suites are read by bench's parser through it")
+
+
+def find_flush_lib(a):
+    """libxattn_flush.so (bench/src/flush.c): beside the plan tool, else $XATTN_FLUSH_LIB."""
+    here = os.path.dirname(os.path.realpath(find_plan_tool(a)))
+    for c in (os.environ.get("XATTN_FLUSH_LIB"), os.path.join(here, "libxattn_flush.so")):
+        if c and os.path.exists(c):
+            return c
+    sys.exit(f"run_peers: --flush-caches: no libxattn_flush.so beside {here} (build the tree, or set XATTN_FLUSH_LIB)")
+
+
+class Flusher:
+    """Flushes a peer's tensors (run.buffers: torch tensors or NumPy arrays)
+    with bench's xb_flush_ranges; count() is the library's own call count."""
+
+    def __init__(self, path, threads):
+        import ctypes
+        self.lib = ctypes.CDLL(path)
+        self.lib.xb_flush_ranges.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t),
+                                             ctypes.c_int, ctypes.c_int]
+        self.lib.xb_flush_count.restype = ctypes.c_ulonglong
+        self.ctypes, self.threads = ctypes, threads
+
+    def ranges(self, run, name):
+        bufs = getattr(run, "buffers", None)
+        if not bufs:
+            sys.exit(f"run_peers: --flush-caches: {name}: the peer does not name its tensors (run.buffers)")
+        spans = []
+        for b in bufs:
+            if hasattr(b, "data_ptr"):  # torch
+                spans.append((b.data_ptr(), b.numel() * b.element_size()))
+            else:  # NumPy
+                spans.append((b.ctypes.data, b.nbytes))
+        c = self.ctypes
+        return ((c.c_void_p * len(spans))(*[s[0] for s in spans]), (c.c_size_t * len(spans))(*[s[1] for s in spans]),
+                len(spans))
+
+    def __call__(self, r):
+        self.lib.xb_flush_ranges(r[0], r[1], r[2], self.threads)
+
+    def count(self):
+        return int(self.lib.xb_flush_count())
 
 
 def make_plan(a, path):
@@ -152,6 +200,7 @@ def measure(a, plan, threads):
         from . import check_ref, peer_ipex
         mods["ipex"] = peer_ipex
     rows, skipped = [], []
+    flusher = Flusher(a.flush_lib, threads) if a.flush_caches else None
     for w in plan["workloads"]:
         if a.workload and not any(s in w["name"] for s in a.workload.split(",")):
             continue
@@ -190,7 +239,21 @@ def measure(a, plan, threads):
                     print(f"run_peers: refuse {name}: fails the fp64 reference: {exc}", file=sys.stderr, flush=True)
                     continue
                 times, cpus, iters = [], [], []
+                spans = flusher.ranges(run, name) if flusher else None
                 for _ in range(a.repetitions):
+                    if flusher:  # each call timed alone, its tensors flushed before it
+                        n, el, cpu = 0, 0.0, 0.0
+                        while el < a.min_time:
+                            flusher(spans)
+                            t0, c0 = time.perf_counter(), time.thread_time()
+                            run()
+                            el += time.perf_counter() - t0
+                            cpu += time.thread_time() - c0
+                            n += 1
+                        times.append(el / n)
+                        cpus.append(cpu / n)
+                        iters.append(n)
+                        continue
                     n, t0, c0 = 0, time.perf_counter(), time.thread_time()
                     while True:
                         run()
@@ -212,7 +275,8 @@ def measure(a, plan, threads):
     versions = {}
     for m in mods.values():
         versions.update(m.versions())
-    return {"rows": rows, "skipped": skipped, "versions": versions, "pus": pus}
+    return {"rows": rows, "skipped": skipped, "versions": versions, "pus": pus,
+            "flushes": flusher.count() if flusher else 0}
 
 
 def _calls(a, w, dtype, threads, arrays, mods):
@@ -285,6 +349,9 @@ def main(argv):
     else:
         peers_env.ensure("run_peers", __spec__.name,
                          tuple(sorted({m for i in impls if i != "ipex" for m in MAIN_MODULES[i]})))
+    if a.flush_caches and not a.child_out:
+        a.flush_lib = find_flush_lib(a)
+        argv = argv + ["--flush-lib", a.flush_lib]
     if a.child_out:
         with open(a.plan) as f:
             plan = json.load(f)
@@ -296,7 +363,7 @@ def main(argv):
         plan = make_plan(a, plan_path)
         ctx = dict(plan.get("context", {}))
         peaks = plan.get("peaks", {})
-        rows, skipped, versions, family = [], [], {}, 0
+        rows, skipped, versions, family, flushes = [], [], {}, 0, 0
         groups, why = _venv_groups(a)
         if why:
             skipped.append(f"impl:ipex: {why}")
@@ -313,6 +380,7 @@ def main(argv):
             with open(out) as f:
                 res = json.load(f)
             skipped += res["skipped"]
+            flushes += res.get("flushes", 0)
             versions.update(res["versions"])
             for r in res["rows"]:
                 peak = peaks.get(str(n), {}).get("bf16" if r["dtype"] == "bf16" else "f32")
@@ -322,6 +390,10 @@ def main(argv):
     ctx["xattn_placement"] = a.place
     ctx["xattn_threads"] = ",".join(str(n) for n in thread_counts(a, plan))
     ctx["xattn_seed"] = str(a.seed)
+    ctx["xattn_flush_caches"] = "true" if a.flush_caches else "false"  # as xattn-bench writes it
+    if a.flush_caches:  # and the flushes the library counted
+        ctx["xattn_peers_flushes"] = str(flushes)
+        print(f"run_peers: caches flushed before {flushes} timed calls", file=sys.stderr, flush=True)
     ctx["xattn_peers"] = versions
     ctx["xattn_peers_skipped"] = skipped
     if peaks:
