@@ -12,21 +12,11 @@ byte). Exit 77 without the venv."""
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 from xattn.peers import peers_env
-
-
-def run(cmd):
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    print(proc.stdout, end="")
-    if proc.returncode == peers_env.SKIP_CODE:
-        sys.exit(peers_env.SKIP_CODE)
-    if proc.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {proc.returncode}")
-    return proc.stdout
+from tools import run_or_skip as run
 
 
 def main(argv):

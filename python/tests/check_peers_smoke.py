@@ -15,6 +15,7 @@ import sys
 import tempfile
 
 from xattn.peers import peers_env
+from tools import run_or_skip as run
 
 SUITE = {
     "suite": "peers-smoke",
@@ -25,16 +26,6 @@ SUITE = {
         {"name": "tree", "batch": [[16, 6], [3, 5]], "mode": "tree", "tree_density": 0.5, "dtypes": ["f32"]},
     ],
 }
-
-
-def run(cmd):
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    print(proc.stdout, end="")
-    if proc.returncode == peers_env.SKIP_CODE:
-        sys.exit(peers_env.SKIP_CODE)
-    if proc.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {proc.returncode}")
-    return proc.stdout
 
 
 def check_doc(doc, expect):

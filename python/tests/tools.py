@@ -24,3 +24,17 @@ def env(**extra):
     e = dict(os.environ, **extra)
     e["PYTHONPATH"] = PYTHON_DIR + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
     return e
+
+
+def run_or_skip(cmd):
+    """Runs a peers command, echoing its output; exits 77 (ctest: skipped) when
+    it did (no venv), fails the test on any other error; returns the output."""
+    import subprocess
+    from xattn.peers import peers_env
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(proc.stdout, end="")
+    if proc.returncode == peers_env.SKIP_CODE:
+        sys.exit(peers_env.SKIP_CODE)
+    if proc.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)} exited {proc.returncode}")
+    return proc.stdout
