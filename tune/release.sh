@@ -20,12 +20,15 @@
 # usage: tune/release.sh [--suite NAME]... [--budget 12m] [--reps 15] [--jobs 2] [--bench]
 #                        [--tune-build DIR] [--release-build DIR] [--results DIR] [--fresh]
 #                        [--bench-args "ARGS"] [--cache-tag TAG] [--on-slower drop|fail]
-#                        [-- extra xattn-tune run args]
+#                        [--flush-caches] [-- extra xattn-tune run args]
 # --results: the results tree (default: the source tree's results/); a fleet job
 # (scripts/fleet.sh) points it at the fleet's shared folder. --bench-args: more
 # xattn-bench flags for step 6 (e.g. "--repetitions 2 --threads 1" for a smoke run).
 # --cache-tag: tune-cache-<digest>-<TAG>.jsonl, a cache of its own (fleet jobs on
 # identical nodes share results/<machine>/ but each keeps, and resumes, its own).
+# --flush-caches: every timed call of every step (tuning, the tuned-vs-default
+# check, the benches) starts from flushed caches, as a served decode step finds
+# its K/V in DRAM (tune/README.md); the cache identity keeps the two apart.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -42,6 +45,7 @@ BENCH=0
 ON_SLOWER=drop
 BENCH_ARGS=()
 CACHE_TAG=""
+FLUSH=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --suite) SUITES+=("$2"); shift 2 ;;
@@ -55,6 +59,7 @@ while [ $# -gt 0 ]; do
     --cache-tag) CACHE_TAG="-$2"; shift 2 ;;
     --fresh) FRESH=(--fresh); shift ;;
     --bench) BENCH=1; shift ;;
+    --flush-caches) FLUSH=(--flush-caches); shift ;;
     --on-slower) ON_SLOWER="$2"; shift 2 ;;
     --) shift; EXTRA=("$@"); break ;;
     -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
@@ -112,7 +117,7 @@ echo "[release] machine $MACHINE, commit $COMMIT, load: $(cut -d' ' -f1-3 /proc/
 step "2/5 tuning ${SUITES[*]} (budget $BUDGET)"
 "$TUNE" run "${SUITE_ARGS[@]}" --budget "$BUDGET" --header "$HDR" \
         --report "$OUT/${STAMP}_tune-report.md" \
-        --cache "$RESULTS/$MACHINE/tune-cache-$DIGEST$CACHE_TAG.jsonl" "${FRESH[@]}" "${EXTRA[@]}"
+        --cache "$RESULTS/$MACHINE/tune-cache-$DIGEST$CACHE_TAG.jsonl" "${FRESH[@]}" "${FLUSH[@]}" "${EXTRA[@]}"
 
 VARIANTS=$("$TUNE" variants "$HDR")
 step "3/5 release build $REL_BUILD (header $HDR, variants $VARIANTS)"
@@ -137,7 +142,7 @@ print(f"[release] provenance: {info.get('provenance')}", file=sys.stderr)
 PY
 
 step "5/5 tuned vs default, one interleaved run ($REPS reps each side)"
-"$REL_TUNE" compare "${SUITE_ARGS[@]}" --baseline "$DEFAULT_HEADER" --reps "$REPS" \
+"$REL_TUNE" compare "${SUITE_ARGS[@]}" --baseline "$DEFAULT_HEADER" --reps "$REPS" "${FLUSH[@]}" \
             --report "$OUT/${STAMP}_tuned-vs-default.md" --json "$OUT/${STAMP}_tuned-vs-default.json"
 # the check holds its own verdict: a tuned class it finds slower beyond the
 # noise is dropped from the header (then rebuild and measure again), or, with
@@ -159,7 +164,7 @@ while :; do
     exit 1; }
   step "5/5 rebuilding with the slower rows dropped and checking again"
   cmake --build "$REL_BUILD" -j"$JOBS" --target xattn-tune xattn_cli >/dev/null
-  "$REL_TUNE" compare "${SUITE_ARGS[@]}" --baseline "$DEFAULT_HEADER" --reps "$REPS" \
+  "$REL_TUNE" compare "${SUITE_ARGS[@]}" --baseline "$DEFAULT_HEADER" --reps "$REPS" "${FLUSH[@]}" \
               --report "$OUT/${STAMP}_tuned-vs-default.md" --json "$OUT/${STAMP}_tuned-vs-default.json"
 done
 
@@ -171,9 +176,9 @@ if [ "$BENCH" = 1 ]; then
     # OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE are set for the tests; a benchmark unsets
     # them so that the OpenBLAS baseline runs with its own tuned kernels (bench/README.md)
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$TUNE_BUILD/bench/xattn-bench" --suite "$s" \
-        --label "$s-default-header" --threads auto --results-dir "$RESULTS" "${BENCH_ARGS[@]}" >/dev/null
+        --label "$s-default-header" --threads auto --results-dir "$RESULTS" "${FLUSH[@]}" "${BENCH_ARGS[@]}" >/dev/null
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$REL_BUILD/bench/xattn-bench" --suite "$s" \
-        --label "$s-tuned-header" --threads auto --results-dir "$RESULTS" "${BENCH_ARGS[@]}" >/dev/null
+        --label "$s-tuned-header" --threads auto --results-dir "$RESULTS" "${FLUSH[@]}" "${BENCH_ARGS[@]}" >/dev/null
   done
 fi
 
