@@ -1262,27 +1262,49 @@ static void decode_tile_rows(void) {
 /* ---- resolve_reports_running_isa --------------------------------------------
  * An ISA with bf16 code only (amx, avx512bf16) runs f32/f16 problems with the
  * avx512 kernels; what xattn_resolve reports (and so what bench rows and config
- * classes are named after) must be that ISA, not the one asked for. */
+ * classes are named after) must be that ISA, not the one asked for. The
+ * tuner's key (xattn_running_isa) is a table lookup and is checked on every
+ * CPU; where the CPU cannot run an ISA (an AVX2-only Zen 3) asking for it must
+ * be refused in one line naming it, and the default resolution must report the
+ * running ISA of the best one for every dtype. */
 static void resolve_reports_running_isa(void) {
   tp_shape s = {"resolve", 1, {3}, {5}, {0}, 2, 1, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0};
   const char *bf16_only[] = {"amx", "avx512bf16"};
   for (int k = 0; k < 2; ++k) {
-    if (!xattn_isa_runnable(bf16_only[k])) continue;
+    int built = 0;
+    for (int i = 0; i < xattn_isa_count(); ++i) built |= !strcmp(xattn_isa_name(i), bf16_only[k]);
+    if (!built) continue; /* not in this build: nothing to name */
+    const int runnable = xattn_isa_runnable(bf16_only[k]);
     for (int dt = 0; dt < 3; ++dt) {
+      const char *want = dt == XATTN_BF16 ? bf16_only[k] : "avx512";
+      /* the tuner keys its classes with xattn_running_isa: it must name the same */
+      const char *keyed = xattn_running_isa(bf16_only[k], (xattn_dtype)dt);
+      CHECK(keyed && !strcmp(keyed, want), "xattn_running_isa(%s, %s) = %s, expected %s", bf16_only[k],
+            xattn_dtype_name((xattn_dtype)dt), keyed ? keyed : "(null)", want);
       tproblem tp;
       build(&tp, &s, with(M_CAUSAL, (xattn_dtype)dt, XATTN_MODE_CAUSAL, 0, -1, -1), 311 + dt);
       xattn_options o;
       xattn_options_init(&o);
       o.isa = bf16_only[k];
       const char *isa = NULL;
-      CHECK(xattn_resolve(&tp.p, &o, NULL, NULL, &isa, NULL) == XATTN_OK, "resolve %s: %s", bf16_only[k], xattn_last_error());
-      const char *want = dt == XATTN_BF16 ? bf16_only[k] : "avx512";
-      CHECK(isa && !strcmp(isa, want), "isa %s on %s resolves to %s, expected %s", bf16_only[k],
-            xattn_dtype_name((xattn_dtype)dt), isa ? isa : "(null)", want);
-      /* the tuner keys its classes with xattn_running_isa: it must name the same */
-      const char *keyed = xattn_running_isa(bf16_only[k], (xattn_dtype)dt);
-      CHECK(keyed && !strcmp(keyed, want), "xattn_running_isa(%s, %s) = %s, expected %s", bf16_only[k],
-            xattn_dtype_name((xattn_dtype)dt), keyed ? keyed : "(null)", want);
+      const xattn_status st = xattn_resolve(&tp.p, &o, NULL, NULL, &isa, NULL);
+      if (runnable) {
+        CHECK(st == XATTN_OK, "resolve %s: %s", bf16_only[k], xattn_last_error());
+        CHECK(isa && !strcmp(isa, want), "isa %s on %s resolves to %s, expected %s", bf16_only[k],
+              xattn_dtype_name((xattn_dtype)dt), isa ? isa : "(null)", want);
+      } else {
+        const char *e = xattn_last_error();
+        CHECK(st == XATTN_ERR_UNSUPPORTED && e && strstr(e, "options.isa") && strstr(e, bf16_only[k]) &&
+                  !strchr(e, '\n'),
+              "isa %s on a CPU that cannot run it: status %d, error '%s' (want one line naming options.isa and it)",
+              bf16_only[k], (int)st, e ? e : "(null)");
+      }
+      /* no ISA asked for: the best this CPU runs, handed on as for an explicit one */
+      const char *best = xattn_best_isa(), *dflt = NULL;
+      CHECK(xattn_resolve(&tp.p, NULL, NULL, NULL, &dflt, NULL) == XATTN_OK, "default resolve: %s", xattn_last_error());
+      const char *dwant = xattn_running_isa(best, (xattn_dtype)dt);
+      CHECK(dflt && dwant && !strcmp(dflt, dwant), "default resolution on %s: %s, expected %s (best %s)",
+            xattn_dtype_name((xattn_dtype)dt), dflt ? dflt : "(null)", dwant ? dwant : "(null)", best);
       n_runs++;
       tp_free(&tp);
     }
