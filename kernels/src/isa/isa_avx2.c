@@ -11,6 +11,10 @@
 #define PC 4
 #include "isa/kernels_f32.inc"
 #include "isa/item.inc"
+/* the decode block's near prefetch, 2 key blocks (4 keys) ahead (f32 rows):
+ * on the Zen 3 1.04-1.20x on the f32 decode rows from DRAM
+ * (bench/README.md "the near prefetch") */
+#define DEC_NEAR_PF 2
 #include "decode/decode.inc"
 
 XATTN_ISA_KERNELS(avx2);
