@@ -234,7 +234,8 @@ class CompareTest(unittest.TestCase):
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         with open(log) as fh:
             calls = fh.read().split("\n")[:-1]
-        self.assertEqual([c.split()[0] for c in calls], ["A", "B"] * 4, "rounds interleave A B A B")
+        self.assertEqual([c.split()[0] for c in calls], ["A", "B", "B", "A"] * 2,
+                         "rounds interleave A B, B A: each side first in half of them")
         for c in calls:
             self.assertIn("suite=smoke placement=cores=0,1 reps=3 results-dir=none min_time=0.05", c)
         stored = sorted(glob.glob(os.path.join(self.results, "**", "*.json"), recursive=True))
@@ -249,6 +250,13 @@ class CompareTest(unittest.TestCase):
                     self.assertEqual(len(rf.samples(n)), 12, "4 rounds x 3 repetitions")
         cmp = self.stored_compare()
         self.assertEqual(cmp["summary"]["regression"], len(cmp["rows"]))
+        # the sides of one interleaved run: every row has its 4 paired round
+        # ratios, near the fake's 1.25 slowdown (1 % noise a sample)
+        for r in cmp["rows"]:
+            self.assertEqual(r["rounds"]["n"], 4, r["name"])
+            self.assertGreater(r["rounds"]["min"], 1.15, r["name"])
+            self.assertLess(r["rounds"]["max"], 1.35, r["name"])
+        self.assertIn("rounds h/b", p.stdout)
 
 
 class UnitTest(unittest.TestCase):
@@ -265,6 +273,39 @@ class UnitTest(unittest.TestCase):
                              ["20260101T000000Z_lbl-1.json", "20260101T000000Z_lbl.json"])
         finally:
             shutil.rmtree(tmp)
+
+    def test_round_ratios_cancel_a_drift_between_rounds(self):
+        # the machine's speed moves 3x between rounds; head is 10 % slower in
+        # every round: the pooled samples overlap, the paired ratios do not
+        drift = [1.0, 2.0, 0.7, 1.5]
+        def rows(factor, tag=True):
+            out = []
+            for r, d in enumerate(drift):
+                for i in range(3):
+                    row = {"name": "x", "run_type": "iteration", "real_time": factor * d * (1.0 + 0.001 * i),
+                           "time_unit": "ms"}
+                    if tag:
+                        row["xattn_round"] = str(r)
+                    out.append(row)
+            return out
+        rr = comparison.round_ratios(rows(1.0), rows(1.1))
+        self.assertEqual(rr["n"], 4)
+        for k in ("median", "min", "max"):
+            self.assertAlmostEqual(rr[k], 1.1, places=9)
+        self.assertIsNone(comparison.round_ratios(rows(1.0, tag=False), rows(1.1)))
+        one = [r for r in rows(1.1) if r["xattn_round"] == "2"]
+        self.assertIsNone(comparison.round_ratios(rows(1.0), one), "one common round: no ratio range")
+        # files: paired only when both sides carry the same interleaved run
+        def doc(factor, run):
+            d = synth.make_results(5, reps=1)
+            d["benchmarks"] = [dict(r, name=d["benchmarks"][0]["name"], run_name=d["benchmarks"][0]["name"])
+                               for r in rows(factor)]
+            d["context"]["xattn_interleave_run"] = run
+            return results.ResultFile("x.json", d)
+        same = comparison.compare(doc(1.0, "run1"), doc(1.1, "run1"))["rows"][0]["rounds"]
+        self.assertAlmostEqual(same["median"], 1.1, places=9)
+        self.assertIsNone(comparison.compare(doc(1.0, "run1"), doc(1.1, "run2"))["rows"][0]["rounds"])
+        self.assertIsNone(comparison.compare(doc(1.0, None), doc(1.1, None))["rows"][0]["rounds"])
 
     def test_short_names(self):
         common, short = comparison.short_names(["suite:a/wl:x/t:1", "suite:a/wl:y/t:1"])

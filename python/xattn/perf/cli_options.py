@@ -7,7 +7,7 @@ def add_run_options(p, reps=5, round_reps=3):
     """How xattn-bench is run: suite, rounds, repetitions, cores, filter."""
     p.add_argument("--suite", default="smoke", help="xattn-bench suite to run (default: smoke)")
     p.add_argument("--reps", type=int, default=reps, metavar="N",
-                   help="rounds of runs (interleaved A B A B ... when two sides; default %d)" % reps)
+                   help="rounds of runs (interleaved A B, B A, ... when two sides; default %d)" % reps)
     p.add_argument("--round-reps", type=int, default=round_reps, metavar="R",
                    help="repetitions of each round (xattn-bench --repetitions; default %d): "
                         "N*R samples a side" % round_reps)

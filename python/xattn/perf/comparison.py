@@ -5,6 +5,15 @@ Mann-Whitney U on real time, p < alpha) AND its median time grew by more than
 the threshold; an IMPROVEMENT is the mirror image; everything else is unchanged.
 Rate counters (gflops, tokens_per_s, pct_peak, speedup_vs_blas) are compared with
 the same test over their per-repetition values.
+
+Runs merged from interleaved rounds (`xattn_round` on every iteration row, as
+runner.merge_rounds writes them) also give each benchmark its paired round
+ratios: per round, head's median time over base's median time in that round,
+and their median and range. A round's two sides ran back to back, so a load
+that moves the whole machine between rounds cancels in the ratio, where it
+widens the pooled samples the U test sees. Rounds are paired only between the
+two sides of one interleaved run (the same `xattn_interleave_run` in both
+contexts): two files measured at different times have no such pairs.
 """
 from . import stats
 from ..results import (COMPARE_SCHEMA, RATE_COUNTERS, ResultsError, parse_name,
@@ -69,6 +78,31 @@ def _side_info(rf, n_samples):
             "num_cpus": rf.context.get("num_cpus")}
 
 
+def round_ratios(a, b):
+    """Paired round ratios of one benchmark from its base and head iteration
+    rows: {"n", "median", "min", "max"} over the rounds both sides ran (head
+    median time / base median time per round), or None when a row carries no
+    `xattn_round` or fewer than 2 rounds are common."""
+    by = []
+    for rows in (a, b):
+        rounds = {}
+        for r in rows:
+            tag = r.get("xattn_round")
+            if tag is None:
+                return None
+            rounds.setdefault(str(tag), []).append(row_seconds(r))
+        by.append(rounds)
+    common = sorted(set(by[0]) & set(by[1]), key=lambda t: (len(t), t))
+    ratios = []
+    for t in common:
+        mb = stats.median(by[0][t])
+        if mb > 0:
+            ratios.append(stats.median(by[1][t]) / mb)
+    if len(ratios) < 2:
+        return None
+    return {"n": len(ratios), "median": stats.median(ratios), "min": min(ratios), "max": max(ratios)}
+
+
 def _verdict(pvalue, change, alpha, threshold):
     if pvalue is None or pvalue != pvalue or change != change:  # NaN: no test was possible
         return "untested"
@@ -110,6 +144,7 @@ def compare(base, head, alpha=0.05, threshold_pct=5.0, allow_mixed_machines=Fals
             "n_base": len(ta), "n_head": len(tb),
             "base_time_s": ma, "head_time_s": mb, "time_change": change,
             "counters": counters,
+            "rounds": round_ratios(a, b),
         })
     for (_, _, where), p in zip(tests, stats.utest_pvalues([(a, b) for a, b, _ in tests])):
         if isinstance(where, dict):
@@ -118,6 +153,10 @@ def compare(base, head, alpha=0.05, threshold_pct=5.0, allow_mixed_machines=Fals
             r = rows[where]
             r.update({"pvalue": p, "significant": p is not None and p < alpha,
                       "verdict": _verdict(p, r["time_change"], alpha, threshold)})
+    run = base.context.get("xattn_interleave_run")
+    if not (run and run == head.context.get("xattn_interleave_run")):
+        for r in rows:
+            r["rounds"] = None
     ratios = [r["head_time_s"] / r["base_time_s"] for r in rows if r["base_time_s"] > 0]
     gf = [r["counters"]["gflops"]["head"] / r["counters"]["gflops"]["base"]
           for r in rows if "gflops" in r["counters"] and r["counters"]["gflops"]["base"] > 0]
@@ -178,6 +217,13 @@ def _fmt_p(p):
     return "%.4f" % p if p >= 1e-4 else "<1e-4"
 
 
+def _fmt_rounds(rr):
+    """'1.032 (0.95-1.10)': the median of the paired round ratios and their range."""
+    if not rr:
+        return "-"
+    return "%.3f (%.2f-%.2f)" % (rr["median"], rr["min"], rr["max"])
+
+
 def format_text(cmp):
     """The table `xattn compare` prints."""
     lines = []
@@ -201,7 +247,7 @@ def format_text(cmp):
     common, short = short_names(names)
     if common:
         lines.append("common to all rows: " + common)
-    header = ["benchmark", "base", "head", "time", "gflops", "gflops", "tok/s", "%peak", "p", "verdict"]
+    header = ["benchmark", "base", "head", "time", "rounds h/b", "gflops", "gflops", "tok/s", "%peak", "p", "verdict"]
     table = [header]
     renamed = {}
     for r in cmp["rows"]:
@@ -213,6 +259,7 @@ def format_text(cmp):
         table.append([
             short[r["name"]] + (" ~" if r.get("resolved_change") else ""), _fmt_time(r["base_time_s"]), _fmt_time(r["head_time_s"]),
             _pct(r["time_change"]),
+            _fmt_rounds(r.get("rounds")),
             ("%.1f->%.1f" % (gf["base"], gf["head"])) if gf else "-",
             _pct(gf["change"]) if gf else "-",
             _pct(c["tokens_per_s"]["change"]) if "tokens_per_s" in c else "-",
@@ -267,11 +314,12 @@ def format_markdown(cmp):
     shown = [r for r in cmp["rows"] if r["verdict"] in ("regression", "improvement")]
     shown.sort(key=lambda r: (r["verdict"] != "regression", -abs(r["time_change"])))
     if shown:
-        lines += ["", "| benchmark | base | head | time | p | verdict |", "|---|---:|---:|---:|---:|---|"]
+        lines += ["", "| benchmark | base | head | time | rounds h/b | p | verdict |", "|---|---:|---:|---:|---:|---:|---|"]
         for r in shown[:MARKDOWN_MAX_ROWS]:
-            lines.append("| `%s` | %s | %s | %s | %s | %s |"
+            lines.append("| `%s` | %s | %s | %s | %s | %s | %s |"
                          % (r["name"], _fmt_time(r["base_time_s"]), _fmt_time(r["head_time_s"]),
-                            _pct(r["time_change"]), _fmt_p(r["pvalue"]), r["verdict"].upper()))
+                            _pct(r["time_change"]), _fmt_rounds(r.get("rounds")), _fmt_p(r["pvalue"]),
+                            r["verdict"].upper()))
         if len(shown) > MARKDOWN_MAX_ROWS:
             lines.append("")
             lines.append("(%d more not shown)" % (len(shown) - MARKDOWN_MAX_ROWS))

@@ -1,8 +1,11 @@
 """Interleaved A/B runs of two benchmark executables.
 
-Rounds alternate the two sides (A B A B ...), so that a slow drift of the
-machine (other jobs, thermal state, frequency) hits both sides alike instead of
-biasing whichever ran second. Each round is one short xattn-bench invocation
+Rounds alternate the two sides, in ABBA order (A B, B A, A B, ...): a slow
+drift of the machine (other jobs, thermal state, frequency) hits both sides
+alike, and each side runs first in half the rounds, so that a bias of the
+first (or second) run of a round cancels instead of landing on one side (on a
+shared 2-core VM the same build ran up to ~10 % apart in the two positions:
+bench/README.md "the near prefetch"). Each round is one short xattn-bench invocation
 with --repetitions (xattn-bench's own flag: it sets Google Benchmark's
 repetitions per row); the rounds' iteration rows are merged into one
 results document per side.
@@ -101,11 +104,19 @@ def run_interleaved(sides, rounds, reps, suite=None, cores=None, use_taskset=Fal
     log = os.path.join(tmp, "runs.log")
     collected = [[] for _ in sides]
     for r in range(rounds):
-        for i, (role, exe) in enumerate(sides):
+        order = list(enumerate(sides))
+        if r % 2:  # ABBA: every other round the other side first
+            order.reverse()
+        for i, (role, exe) in order:
             out = os.path.join(tmp, "round%d-%s.json" % (r, role))
             cmd = bench_command(exe, out, suite, reps, cores, use_taskset, bench_filter, extra,
                                 min_time, baselines)
             if progress:
                 progress("round %d/%d: %s" % (r + 1, rounds, role))
             collected[i].append(run_once(cmd, out, role, log))
-    return [merge_rounds(c) for c in collected], log
+    merged = [merge_rounds(c) for c in collected]
+    # the sides of one interleaved run: their rounds are paired in time
+    # (comparison.round_ratios pairs rounds only between such sides)
+    for m in merged:
+        m["context"]["xattn_interleave_run"] = os.path.basename(tmp)
+    return merged, log
