@@ -92,9 +92,8 @@ def round_ratios(a, b):
                 return None
             rounds.setdefault(str(tag), []).append(row_seconds(r))
         by.append(rounds)
-    common = sorted(set(by[0]) & set(by[1]), key=lambda t: (len(t), t))
     ratios = []
-    for t in common:
+    for t in set(by[0]) & set(by[1]):
         mb = stats.median(by[0][t])
         if mb > 0:
             ratios.append(stats.median(by[1][t]) / mb)
@@ -119,6 +118,8 @@ def compare(base, head, alpha=0.05, threshold_pct=5.0, allow_mixed_machines=Fals
     threshold = threshold_pct / 100.0
     rows = []
     n_min = None
+    run = base.context.get("xattn_interleave_run")  # rounds pair only within one interleaved run
+    paired_rounds = bool(run) and run == head.context.get("xattn_interleave_run")
     tests = []  # (a, b, where its p-value goes): all U tests run at once below
     for base_name, name in pairs:
         a, b = base.samples(base_name), head.samples(name)
@@ -144,7 +145,7 @@ def compare(base, head, alpha=0.05, threshold_pct=5.0, allow_mixed_machines=Fals
             "n_base": len(ta), "n_head": len(tb),
             "base_time_s": ma, "head_time_s": mb, "time_change": change,
             "counters": counters,
-            "rounds": round_ratios(a, b),
+            "rounds": round_ratios(a, b) if paired_rounds else None,
         })
     for (_, _, where), p in zip(tests, stats.utest_pvalues([(a, b) for a, b, _ in tests])):
         if isinstance(where, dict):
@@ -153,10 +154,6 @@ def compare(base, head, alpha=0.05, threshold_pct=5.0, allow_mixed_machines=Fals
             r = rows[where]
             r.update({"pvalue": p, "significant": p is not None and p < alpha,
                       "verdict": _verdict(p, r["time_change"], alpha, threshold)})
-    run = base.context.get("xattn_interleave_run")
-    if not (run and run == head.context.get("xattn_interleave_run")):
-        for r in rows:
-            r["rounds"] = None
     ratios = [r["head_time_s"] / r["base_time_s"] for r in rows if r["base_time_s"] > 0]
     gf = [r["counters"]["gflops"]["head"] / r["counters"]["gflops"]["base"]
           for r in rows if "gflops" in r["counters"] and r["counters"]["gflops"]["base"] > 0]
