@@ -139,11 +139,20 @@ class BackfillStepsBisectTest(unittest.TestCase):
         self.assertLessEqual(len(measured), bound, measured)
         self.assertEqual(len(measured), res["measured_commits"])
         self.assertNotIn(self.short[BROKEN_AT], measured)
+        # every tracked benchmark of every measurement has its 3 paired round
+        # ratios vs GOOD; BAD's (the first measurement) sit near the step
+        for m in res["measurements"]:
+            for b in m["benchmarks"]:
+                self.assertEqual(b["rounds"]["n"], 3, (m["commit"], b["name"]))
+        self.assertEqual(res["measurements"][0]["commit"], self.shas[-1])
+        for b in res["measurements"][0]["benchmarks"]:
+            self.assertAlmostEqual(b["rounds"]["median"], 1.15, delta=0.05)
         rc, text, err = self.tool("bisect", self.shas[0], self.shas[-1], "--reps", "2", "--round-reps", "3",
                                   "--no-store", "--work-dir", self.work, "--filter", "wl:E512")
         self.assertEqual(rc, 0, err)
         self.assertIn("first slow commit: %s" % self.shas[STEP_AT], text)
         self.assertIn("skipped (do not build): %s" % self.short[BROKEN_AT], text)
+        self.assertRegex(text, r"p=\S+ r=1\.\d{3}\(\d\.\d\d-\d\.\d\d\)\*")
 
     def test_4_bisect_without_a_slowdown_says_so(self):
         rc, out, err = self.tool("bisect", self.shas[STEP_AT], self.shas[-1], "--reps", "2", "--round-reps", "3",

@@ -92,24 +92,25 @@ class Bisect:
         return comparison.compare(files[0], files[1], o["alpha"], o["threshold_pct"])
 
     def _verdict(self, cmp):
-        """(bad?, per tracked benchmark: (name, change, pvalue, row bad?))."""
+        """(bad?, per tracked benchmark: (name, change, pvalue, row bad?, paired round ratios))."""
         rows = {r["base_name"]: r for r in cmp["rows"]}
         detail, bad_rows = [], 0
         for name, bad_change in self.tracked:
             r = rows.get(name)
             if r is None:
-                detail.append((name, None, None, False))
+                detail.append((name, None, None, False, None))
                 continue
             half = math.log1p(bad_change) / 2
             row_bad = r["verdict"] == "regression" and math.log1p(r["time_change"]) >= half
             bad_rows += row_bad
-            detail.append((name, r["time_change"], r["pvalue"], row_bad))
+            detail.append((name, r["time_change"], r["pvalue"], row_bad, r.get("rounds")))
         return 2 * bad_rows > len(self.tracked), detail
 
     def _record(self, sha, subject, cmp, bad, detail):
-        ratios = [1 + c for _, c, _, _ in detail if c is not None]
+        ratios = [1 + c for _, c, _, _, _ in detail if c is not None]
         m = {"commit": sha, "subject": subject, "bad": bad, "geomean_time_ratio": stats.geomean(ratios),
-             "benchmarks": [{"name": n, "time_change": c, "pvalue": p, "bad": b} for n, c, p, b in detail],
+             "benchmarks": [{"name": n, "time_change": c, "pvalue": p, "bad": b, "rounds": rr}
+                            for n, c, p, b, rr in detail],
              "summary": cmp["summary"], "samples": cmp["base"]["samples_per_benchmark"]}
         self.measurements.append(m)
         self.say("%s %s: %s (time vs GOOD, geomean of %d tracked: %+.1f%%)"
@@ -205,10 +206,12 @@ def format_text(res):
                     res["threshold_pct"]))
     if res["skipped"]:
         lines.append("skipped (do not build): %s" % " ".join(c[:12] for c in res["skipped"]))
-    lines.append("measurements (time vs GOOD per tracked benchmark, U test p):")
+    lines.append("measurements (time vs GOOD per tracked benchmark, U test p, paired round ratios "
+                 "commit/GOOD: median (range)):")
     for m in res["measurements"]:
-        cells = ["%+.1f%% p=%s%s" % (100 * b["time_change"], "%.2g" % b["pvalue"] if b["pvalue"] is not None else "-",
-                                     "*" if b["bad"] else "")
+        cells = ["%+.1f%% p=%s r=%s%s" % (100 * b["time_change"], "%.2g" % b["pvalue"] if b["pvalue"] is not None else "-",
+                                          comparison.fmt_rounds(b.get("rounds")).replace(" ", ""),
+                                          "*" if b["bad"] else "")
                  if b["time_change"] is not None else "missing" for b in m["benchmarks"]]
         lines.append("  %s %-4s %s  [%s]  %s" % (m["commit"][:12], "BAD" if m["bad"] else "good",
                                                 "%+.1f%%" % (100 * (m["geomean_time_ratio"] - 1)),
