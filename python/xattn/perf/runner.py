@@ -3,9 +3,10 @@
 Rounds alternate the two sides, in ABBA order (A B, B A, A B, ...): a slow
 drift of the machine (other jobs, thermal state, frequency) hits both sides
 alike, and each side runs first in half the rounds, so that a bias of the
-first (or second) run of a round cancels instead of landing on one side (on a
-shared 2-core VM the same build ran up to ~10 % apart in the two positions:
-bench/README.md "the near prefetch"). Each round is one short xattn-bench invocation
+first (or second) run of a round cancels instead of landing on one side. (How
+large such a bias is was not measured on its own: on a shared 2-core VM two
+builds of identical code ran up to ~10 % apart, bench/README.md "the near
+prefetch", with position and build not told apart.) Each round is one short xattn-bench invocation
 with --repetitions (xattn-bench's own flag: it sets Google Benchmark's
 repetitions per row); the rounds' iteration rows are merged into one
 results document per side.
