@@ -256,7 +256,7 @@ def format_text(cmp):
         table.append([
             short[r["name"]] + (" ~" if r.get("resolved_change") else ""), _fmt_time(r["base_time_s"]), _fmt_time(r["head_time_s"]),
             _pct(r["time_change"]),
-            fmt_rounds(r.get("rounds")),
+            fmt_rounds(r["rounds"]),
             ("%.1f->%.1f" % (gf["base"], gf["head"])) if gf else "-",
             _pct(gf["change"]) if gf else "-",
             _pct(c["tokens_per_s"]["change"]) if "tokens_per_s" in c else "-",
@@ -315,7 +315,7 @@ def format_markdown(cmp):
         for r in shown[:MARKDOWN_MAX_ROWS]:
             lines.append("| `%s` | %s | %s | %s | %s | %s | %s |"
                          % (r["name"], _fmt_time(r["base_time_s"]), _fmt_time(r["head_time_s"]),
-                            _pct(r["time_change"]), fmt_rounds(r.get("rounds")), _fmt_p(r["pvalue"]),
+                            _pct(r["time_change"]), fmt_rounds(r["rounds"]), _fmt_p(r["pvalue"]),
                             r["verdict"].upper()))
         if len(shown) > MARKDOWN_MAX_ROWS:
             lines.append("")

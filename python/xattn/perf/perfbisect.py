@@ -103,7 +103,7 @@ class Bisect:
             half = math.log1p(bad_change) / 2
             row_bad = r["verdict"] == "regression" and math.log1p(r["time_change"]) >= half
             bad_rows += row_bad
-            detail.append((name, r["time_change"], r["pvalue"], row_bad, r.get("rounds")))
+            detail.append((name, r["time_change"], r["pvalue"], row_bad, r["rounds"]))
         return 2 * bad_rows > len(self.tracked), detail
 
     def _record(self, sha, subject, cmp, bad, detail):
@@ -210,7 +210,7 @@ def format_text(res):
                  "commit/GOOD: median (range)):")
     for m in res["measurements"]:
         cells = ["%+.1f%% p=%s r=%s%s" % (100 * b["time_change"], "%.2g" % b["pvalue"] if b["pvalue"] is not None else "-",
-                                          comparison.fmt_rounds(b.get("rounds")).replace(" ", ""),
+                                          comparison.fmt_rounds(b["rounds"]).replace(" ", ""),
                                           "*" if b["bad"] else "")
                  if b["time_change"] is not None else "missing" for b in m["benchmarks"]]
         lines.append("  %s %-4s %s  [%s]  %s" % (m["commit"][:12], "BAD" if m["bad"] else "good",
