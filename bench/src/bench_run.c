@@ -305,12 +305,17 @@ int xb_options_parse(xb_options *o, int *argc, char **argv, char *err, size_t er
 
 /* ---- rows ----------------------------------------------------------------- */
 
+/* 1: added, 0: a row of that name is there already, -1: out of memory
+ * (the rows so far stay valid). */
 static int add_row(xb_session *s, int *cap, const xb_row *r) {
   for (int i = 0; i < s->nrows; i++)
     if (strcmp(s->rows[i].name, r->name) == 0) return 0; /* e.g. "auto" resolved to a listed variant */
   if (s->nrows == *cap) {
-    *cap = *cap ? 2 * *cap : 64;
-    s->rows = realloc(s->rows, sizeof *s->rows * (size_t)*cap);
+    const int grown = *cap ? 2 * *cap : 64;
+    xb_row *rows = realloc(s->rows, sizeof *s->rows * (size_t)grown);
+    if (!rows) return -1;
+    s->rows = rows;
+    *cap = grown;
   }
   s->rows[s->nrows++] = *r;
   return 1;
@@ -345,6 +350,12 @@ static int thread_index(const xb_session *s, int threads) {
   return 0;
 }
 
+static int rows_oom(xb_problem *shape, char *err, size_t errlen) {
+  if (shape) xb_problem_free(shape);
+  snprintf(err, errlen, "rows: out of memory listing the benchmark rows");
+  return -1;
+}
+
 static int build_rows(xb_session *s, char *err, size_t errlen) {
   int cap = 0;
   const xb_options *o = &s->opt;
@@ -362,7 +373,7 @@ static int build_rows(xb_session *s, char *err, size_t errlen) {
           if (!r.isa) continue;
           r.dtype = k == XB_PEAK_FP32 ? XATTN_F32 : XATTN_BF16;
           row_name(s, &r, "-", "peak", "-", "-", r.isa);
-          add_row(s, &cap, &r);
+          if (add_row(s, &cap, &r) < 0) return rows_oom(NULL, err, errlen);
         }
         r.isa = NULL;
       }
@@ -380,12 +391,12 @@ static int build_rows(xb_session *s, char *err, size_t errlen) {
           if (shape.flops <= o->reference_max_flops) {
             r.impl = XB_IMPL_REFERENCE;
             row_name(s, &r, wl->name, "reference", "-", "-", "-");
-            add_row(s, &cap, &r);
+            if (add_row(s, &cap, &r) < 0) return rows_oom(&shape, err, errlen);
           }
           if (!o->no_baseline) {
             r.impl = XB_IMPL_BLAS;
             row_name(s, &r, wl->name, "blas", "-", "-", "-");
-            add_row(s, &cap, &r);
+            if (add_row(s, &cap, &r) < 0) return rows_oom(&shape, err, errlen);
           }
           r.impl = XB_IMPL_XATTN;
           int nv = o->nvariants ? o->nvariants : 1, nl = o->nlayouts ? o->nlayouts : 1, ni = o->nisas ? o->nisas : 1;
@@ -415,7 +426,7 @@ static int build_rows(xb_session *s, char *err, size_t errlen) {
                   r.kv_splits = o->nsplits ? o->splits[si / nsc % nsp] : 0;
                   r.prefetch = o->nprefetch ? o->prefetch[si / nsc / nsp] : 0;
                   row_name(s, &r, wl->name, "xattn", rv, rl, ri);
-                  add_row(s, &cap, &r);
+                  if (add_row(s, &cap, &r) < 0) return rows_oom(&shape, err, errlen);
                 }
               }
           xb_problem_free(&shape);
@@ -694,7 +705,9 @@ static blas_entry *blas_find(const char *key, int create) {
   for (int i = 0; i < blas_count; i++)
     if (strcmp(blas_table[i].key, key) == 0) return &blas_table[i];
   if (!create) return NULL;
-  blas_table = realloc(blas_table, sizeof *blas_table * (size_t)(blas_count + 1));
+  blas_entry *grown = realloc(blas_table, sizeof *blas_table * (size_t)(blas_count + 1));
+  if (!grown) return NULL; /* out of memory: the table so far stays */
+  blas_table = grown;
   blas_entry *e = &blas_table[blas_count++];
   memset(e, 0, sizeof *e);
   snprintf(e->key, sizeof e->key, "%s", key);
@@ -703,7 +716,7 @@ static blas_entry *blas_find(const char *key, int create) {
 
 void xb_blas_record(xb_session *s, int r, int64_t iterations, double seconds_per_call) {
   blas_entry *e = blas_find(s->rows[r].pair_key, 1);
-  if (e->n < 256) {
+  if (e && e->n < 256) { /* no entry (out of memory): the xattn row measures its own */
     e->iters[e->n] = iterations;
     e->secs[e->n++] = seconds_per_call;
   }
@@ -768,6 +781,10 @@ int xb_row_counters(xb_session *s, int r, double sec, xb_counters *c, char *err,
     if (!e) {
       /* the BLAS row was filtered out: measure it here, outside the timed loop */
       e = blas_find(row->pair_key, 1);
+      if (!e) {
+        snprintf(err, errlen, "blas baseline: out of memory");
+        return -1;
+      }
       if (xb_blas_attention(&s->pb, row->threads, s->opt.blas_threading, err, errlen) != 0) return -1; /* warm-up */
       for (int i = 0; i < 3; i++) {
         if (s->opt.flush_caches) xb_row_flush(s); /* as its own row would have run */
