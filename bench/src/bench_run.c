@@ -907,6 +907,7 @@ void xb_context(xb_session *s, void (*add)(const char *, const char *, void *), 
   add("xattn_peak_bf16_isa", xb_peak_isa(XB_PEAK_BF16) ? xb_peak_isa(XB_PEAK_BF16) : "none", ctx);
   add("xattn_peak_amx_isa", xb_peak_isa(XB_PEAK_AMX_BF16) ? "amx" : "none", ctx);
   add("xattn_suite", s->suite->name, ctx);
+  add("xattn_label", s->opt.label ? s->opt.label : s->suite->name, ctx);
   add("xattn_suite_path", xb_repo_relative(s->suite->path, rel, sizeof rel), ctx);
   add_workload_classes(s->suite, add, ctx);
   add("xattn_best_isa", xattn_best_isa(), ctx);

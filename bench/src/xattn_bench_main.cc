@@ -15,6 +15,7 @@
 
 #include "bench_run.h"
 #include "xattn_bench/machine.h"
+#include "xattn_bench/salvage.h"
 #include "xattn_common/build_info.h"
 #include "xattn_bench/timing.h"
 #include "xattn_common/process.h"
@@ -116,10 +117,12 @@ std::string default_results_dir() {
 }
 
 // A killed run leaves its Google Benchmark temp file (.tmp-STAMP-PID.json,
-// a JSON document cut anywhere) next to the results: removed, and said so, by
-// the next run into the same folder once its writer is gone (xc_pid_running,
-// the rule tune/release_cleanup.sh applies too).
-void remove_stale_tmp(const char *subdir) {
+// a JSON document cut anywhere) next to the results. The next run into the
+// same folder, once that writer is gone (xc_pid_running, the rule
+// tune/release_cleanup.sh applies too), keeps its complete benchmarks as
+// STAMP_<label>-killed.json (xb_salvage_killed), removes the temp file, and
+// says both.
+void settle_stale_tmp(const char *subdir) {
   DIR *d = opendir(subdir);
   if (!d) return;
   while (struct dirent *e = readdir(d)) {
@@ -128,8 +131,18 @@ void remove_stale_tmp(const char *subdir) {
     if (std::sscanf(e->d_name, ".tmp-%63[0-9TZ]-%ld.json", stamp, &pid) != 2 || pid <= 0) continue;
     if (xc_pid_running(pid)) continue; // its writer may still be at work (a zombie is not)
     std::string path = std::string(subdir) + "/" + e->d_name;
+    char kept_path[4300], why[1024];
+    const int kept = xb_salvage_killed(path.c_str(), subdir, stamp, pid, kept_path, sizeof kept_path, why, sizeof why);
+    if (kept < 0) {
+      std::fprintf(stderr, "xattn-bench: %s (left in place)\n", why);
+      continue;
+    }
+    if (kept > 0)
+      std::fprintf(stderr, "xattn-bench: kept the %d complete benchmark(s) of a killed run (pid %ld) as %s\n", kept, pid,
+                   kept_path);
     if (std::remove(path.c_str()) == 0)
-      std::fprintf(stderr, "xattn-bench: removed %s, the partial results of a killed run (pid %ld)\n", path.c_str(), pid);
+      std::fprintf(stderr, "xattn-bench: removed %s, the partial results of a killed run (pid %ld)%s\n", path.c_str(),
+                   pid, kept ? "" : ": no benchmark in it was complete");
   }
   closedir(d);
 }
@@ -177,7 +190,7 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "xattn-bench: %s\n", err);
       return 2;
     }
-    remove_stale_tmp(subdir);
+    settle_stale_tmp(subdir);
     std::snprintf(tmp_path, sizeof tmp_path, "%s/.tmp-%s-%d.json", subdir, stamp, (int)getpid());
     args.push_back(std::string("--benchmark_out=") + tmp_path);
     args.push_back("--benchmark_out_format=json");

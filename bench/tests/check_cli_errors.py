@@ -2,7 +2,7 @@
 """ctest: xattn-bench refuses bad flags and malformed suite files with one
 clear line (naming the file/flag, the field and the reason) and a non-zero
 exit, never a crash, and writes no results."""
-import os, subprocess, sys, tempfile, time
+import json, os, subprocess, sys, tempfile, time
 
 bench = sys.argv[1]
 failures = []
@@ -125,5 +125,51 @@ with tempfile.TemporaryDirectory() as tmp:
             failures.append("stale tmp: " + what)
     if any(not ok for _, ok in checks):
         print(first.stderr[-500:], second.stderr[-500:] if folder else "")
+# a killed run's complete benchmarks survive it: the next run into the folder
+# keeps them as STAMP_<label>-killed.json (the last benchmark, cut short, is
+# dropped) and removes the temp file. The killed run is made from a whole
+# result cut where a kill would have left it: inside the second benchmark's
+# rows (after one of its entries, and inside an entry)
+with tempfile.TemporaryDirectory() as tmp:
+    two = [bench, "--results-dir", tmp, "--suite", "smoke", "--workloads", "causal-e48", "--dtypes", "f32,bf16",
+           "--no-baseline", "--no-peak", "--repetitions", "2", "--threads", "1", "--reference-max-gflop", "0"]
+    whole_run = subprocess.run(two, capture_output=True, text=True, timeout=120)
+    done = [os.path.join(r, n) for r, _, names in os.walk(tmp) for n in names if not n.startswith(".")]
+    checks = [("the whole run succeeds", whole_run.returncode == 0 and len(done) == 1)]
+    if len(done) == 1:
+        folder = os.path.dirname(done[0])
+        text = open(done[0]).read()
+        whole = json.loads(text)
+        names = []
+        for b in whole["benchmarks"]:
+            if b["run_name"] not in names:
+                names.append(b["run_name"])
+        first_rows = [b for b in whole["benchmarks"] if b["run_name"] == names[0]]
+        second_at = text.index('"run_name": "%s"' % names[1])
+        entry_end = text.index("\n    }", second_at) + 6  # the second benchmark's first row, closed
+        cuts = {"after a row": text[:entry_end], "inside a row": text[:entry_end + 40]}
+        for i, (where, cut) in enumerate(cuts.items()):
+            dead = subprocess.Popen(["true"])
+            dead.wait()
+            stale = os.path.join(folder, ".tmp-2026010%dT000000Z-%d.json" % (i + 1, dead.pid))
+            with open(stale, "w") as f:
+                f.write(cut)
+            again = subprocess.run(two, capture_output=True, text=True, timeout=120)
+            kept = os.path.join(folder, "2026010%dT000000Z_smoke-killed.json" % (i + 1))
+            got = json.load(open(kept)) if os.path.exists(kept) else None
+            checks += [
+                ("cut %s: the next run succeeds and says what it kept" % where,
+                 again.returncode == 0 and "kept the 1 complete benchmark(s) of a killed run (pid %d)" % dead.pid in again.stderr),
+                ("cut %s: the temp file is gone" % where, not os.path.exists(stale)),
+                ("cut %s: the kept file holds the first benchmark's rows, the same as the whole run's" % where,
+                 got is not None and got["benchmarks"] == first_rows),
+                ("cut %s: its context is the run's, marked killed" % where,
+                 got is not None and "xattn_killed_run" in got["context"]
+                 and {k: v for k, v in got["context"].items() if k != "xattn_killed_run"} == whole["context"]),
+            ]
+    for what, ok in checks:
+        print(("ok  " if ok else "FAIL"), "killed run:", what)
+        if not ok:
+            failures.append("killed run: " + what)
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

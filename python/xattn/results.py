@@ -158,6 +158,8 @@ CONTEXT_TYPES = {
     "xattn_commit": ("a string", lambda v: isinstance(v, str)),
     "xattn_dirty": ("a boolean, 0/1 or a string", lambda v: isinstance(v, (bool, str)) or v in (0, 1)),
     "xattn_config_provenance": ("a string", lambda v: isinstance(v, str)),
+    "xattn_label": ("a string", lambda v: isinstance(v, str)),
+    "xattn_killed_run": ("a string", lambda v: isinstance(v, str)),
 }
 
 
