@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes every C loader of the tools (case folder, workload suite, tune cache)
+# Fuzzes every C loader of the tools (case folder, workload suite, tune cache,
+# a killed bench run's temp file)
 # with libFuzzer under ASan + UBSan for a bounded time each: builds fuzz/ with
 # clang into BUILD_DIR (default build/fuzz; only the loaders and libxattn with
 # one variant), writes the seed corpora (the targets write their own valid
@@ -18,7 +19,7 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Re
   -DXATTN_SANITIZE=address,undefined -DXATTN_FUZZ=ON -DXATTN_VARIANTS=64x64 \
   -DXATTN_BUILD_BENCH=OFF -DXATTN_BUILD_TUNE=OFF -DXATTN_BUILD_TESTS=OFF >/dev/null
 # the build's own output is kept and shown only when it fails (ninja prints errors on stdout)
-if ! cmake --build "$build" -j"$(nproc)" --target fuzz_case_folder fuzz_suite fuzz_tune_cache >"$build/build.log" 2>&1; then
+if ! cmake --build "$build" -j"$(nproc)" --target fuzz_case_folder fuzz_suite fuzz_tune_cache fuzz_salvage >"$build/build.log" 2>&1; then
   grep -v '^\[' "$build/build.log" | tail -40 >&2
   echo "fuzz: building the fuzz targets failed (log: $build/build.log)" >&2
   exit 1
@@ -26,7 +27,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$build/artifacts"
-for t in case_folder suite tune_cache; do
+for t in case_folder suite tune_cache salvage; do
   corpus="$work/$t"
   mkdir -p "$corpus"
   [ "$t" = suite ] && cp "$root"/bench/suites/*.json "$corpus/"

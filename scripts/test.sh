@@ -41,7 +41,7 @@ step "ASan+UBSan tests (label sanitize)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/sanitize --output-on-failure -j"$jobs" -L sanitize
 
-step "fuzz every loader: case folder, suite, tune cache (libFuzzer + ASan/UBSan, 20 s each; scripts/fuzz.sh)"
+step "fuzz every loader: case folder, suite, tune cache, a killed bench run's temp file (libFuzzer + ASan/UBSan, 20 s each; scripts/fuzz.sh)"
 scripts/fuzz.sh
 
 step "fleet test: local SLURM, two machines, requeue, merged header (tests/fleet/test_fleet.sh)"

@@ -48,6 +48,7 @@ static int read_entries(const char *list, entry *e, int cap) {
     field(e[n].at, e[n].len, "run_name", e[n].run, sizeof e[n].run);
     field(e[n].at, e[n].len, "run_type", e[n].type, sizeof e[n].type);
     field(e[n].at, e[n].len, "aggregate_name", e[n].aggregate, sizeof e[n].aggregate);
+    if (!e[n].run[0] || !e[n].type[0]) break; /* not a row of the reporter's: nothing from here on is trusted */
     n++;
     p = q + 6;
   }
@@ -143,7 +144,8 @@ int xb_salvage_killed(const char *tmp_path, const char *dir, const char *stamp, 
   char label[200], base[160];
   context_string(text, list, "xattn_label", base, sizeof base);
   if (!base[0]) context_string(text, list, "xattn_suite", base, sizeof base);
-  snprintf(label, sizeof label, "%s-killed", base[0] ? base : "run");
+  /* xb_sanitize_label keeps 64 characters of a label: "-killed" must stay */
+  snprintf(label, sizeof label, "%.57s-killed", base[0] ? base : "run");
   /* the context with xattn_killed_run first, the kept entries, the brackets */
   const size_t head = (size_t)(list - text) + strlen("\n  \"benchmarks\": [");
   size_t body = 0;
