@@ -45,6 +45,10 @@ class HistoryTest(unittest.TestCase):
         # a compare output and a foreign JSON file must not disturb the index
         with open(os.path.join(res, "notes.json"), "w") as f:
             json.dump({"hello": 1}, f)
+        # nor a bench run's temp file (running, or killed and not yet settled)
+        cls.temp = os.path.join(res, synth.MACHINE, cls.commits[0], ".tmp-20260109T000000Z-999999.json")
+        with open(cls.temp, "w") as f:
+            f.write('{"context": {"date": "cut')
 
     @classmethod
     def tearDownClass(cls):
@@ -53,6 +57,15 @@ class HistoryTest(unittest.TestCase):
     def history(self, *args):
         p = subprocess.run(HISTORY + list(args), cwd=self.repo, capture_output=True, text=True, env=tools.env())
         return p.returncode, p.stdout, p.stderr
+
+    def test_temp_files_are_passed_over_in_folders_read_when_named(self):
+        rc, out, err = self.history("list")
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn(".tmp-", out + err)
+        found = results.iter_json_files([os.path.join(self.repo, "results")])
+        self.assertEqual(len([f for f in found if os.path.basename(f).startswith(".")]), 0)
+        self.assertEqual(len([f for f in found if f.endswith("_smoke.json")]), 4)
+        self.assertEqual(results.iter_json_files([self.temp]), [self.temp])
 
     def test_list_groups_by_machine_and_commit(self):
         rc, out, err = self.history("list")

@@ -291,13 +291,19 @@ def why_not_results(path):
 
 
 def iter_json_files(paths):
-    """Expand files and directories (recursively) into sorted JSON file paths."""
+    """Expand files and directories (recursively) into sorted JSON file paths.
+
+    In a directory, hidden files are passed over: they are writers' temp files
+    (`.tmp-STAMP-PID.json` of a running or killed xattn-bench run, whose
+    complete benchmarks the next run publishes as `STAMP_<label>-killed.json`),
+    never results; a file named on its own is read whatever its name."""
     out = []
     for p in paths:
         if os.path.isdir(p):
             for root, dirs, files in os.walk(p):
                 dirs.sort()
-                out.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(".json"))
+                out.extend(os.path.join(root, f) for f in sorted(files)
+                           if f.endswith(".json") and not f.startswith("."))
         else:
             out.append(p)
     return out
