@@ -1,6 +1,8 @@
 /* libFuzzer target: keeping a killed xattn-bench run's complete benchmarks
- * (bench/src/salvage.c). Each input is written as the temp file of a dead
- * run and salvaged: it must be kept or passed over, never crash; a failure
+ * and listing a results file's rows for --resume (bench/src/salvage.c). Each
+ * input is read for its rows (never a crash; a name never empty), then
+ * written as the temp file of a dead run and salvaged: it must be kept or
+ * passed over, never crash; a failure
  * says one line; a kept file is a whole document (the reporter's opening,
  * the closing brackets) under a -killed name, and the temp file is left to
  * the caller. XATTN_FUZZ_SEEDS=DIR writes a seed (a run's file, whole) into
@@ -20,7 +22,8 @@ static char dir[256], tmp[320];
 
 static const char seed[] =
     "{\n  \"context\": {\n    \"date\": \"2026-01-01T00:00:00+00:00\",\n    \"caches\": [\n      {\n"
-    "        \"level\": 1\n      }\n    ],\n    \"xattn_suite\": \"smoke\",\n    \"xattn_label\": \"smoke\"\n  },\n"
+    "        \"level\": 1\n      }\n    ],\n    \"xattn_suite\": \"smoke\",\n    \"xattn_label\": \"smoke\",\n"
+    "    \"xattn_resume_key\": \"0123456789abcdef\"\n  },\n"
     "  \"benchmarks\": [\n"
     "    {\n      \"name\": \"a/real_time\",\n      \"run_name\": \"a/real_time\",\n      \"run_type\": \"iteration\",\n"
     "      \"real_time\": 1.0e+00,\n      \"pct_peak\": NaN\n    },\n"
@@ -83,12 +86,19 @@ static void check_and_clear(int kept) {
   if (published != (kept > 0)) abort();
 }
 
+static void one_row(const char *name, void *count) {
+  if (!name[0]) abort();
+  ++*(int *)count;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > (1u << 16)) return 0;
   FILE *f = fopen(tmp, "wb");
   if (!f) return 0;
   fwrite(data, 1, size, f);
   fclose(f);
+  int rows = 0;
+  if (xb_measured_rows(tmp, "0123456789abcdef", one_row, &rows) != rows) abort();
   char out[1024], err[1024] = "";
   const int kept = xb_salvage_killed(tmp, dir, "20260101T000000Z", 1, out, sizeof out, err, sizeof err);
   if (kept < 0 && (!err[0] || strchr(err, '\n'))) abort(); /* one line */

@@ -39,6 +39,9 @@ void xb_options_usage(const char *argv0) {
           "  --seed N                 data seed (default 42)\n"
           "  --results-dir DIR|none   where results/<machine>/<commit>/ goes (default: the source tree's results/)\n"
           "  --label NAME             results file label (default: the suite name)\n"
+          "  --resume                 measure only the rows no earlier run of the same command line (and\n"
+          "                           label) into the same results folder measured, a killed run's kept\n"
+          "                           rows (STAMP_<label>-killed.json) among them\n"
           "  --repetitions N          repetitions per row, median reported (default 5)\n"
           "  --no-baseline            skip the OpenBLAS rows (and speedup_vs_blas)\n"
           "  --blas-threading heads|gemm  OpenMP over heads + 1-thread BLAS (default), or BLAS threads\n"
@@ -278,6 +281,7 @@ int xb_options_parse(xb_options *o, int *argc, char **argv, char *err, size_t er
     if (strcmp(a, "--list-suites") == 0) { o->list_suites = 1; continue; }
     if (strcmp(a, "--check") == 0) { o->check = 1; continue; }
     if (strcmp(a, "--flush-caches") == 0) { o->flush_caches = 1; continue; }
+    if (strcmp(a, "--resume") == 0) { o->resume = 1; continue; }
     if (strncmp(a, "--", 2) != 0) {
       snprintf(err, errlen, "argument \"%s\": unexpected (flags start with --)", a);
       return -1;

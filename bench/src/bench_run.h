@@ -61,6 +61,7 @@ typedef struct xb_options {
   int flush_caches;             /* --flush-caches: the problem flushed from every cache level before each
                                    timed call and each gather-roof pass (xb_problem_flush) */
   int list_suites;              /* --list-suites */
+  int resume;                   /* --resume: skip the rows earlier runs of this command measured (main) */
 } xb_options;
 
 /* Parses and removes xattn-bench's own flags from argv (the rest goes to

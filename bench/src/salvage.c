@@ -180,3 +180,36 @@ int xb_salvage_killed(const char *tmp_path, const char *dir, const char *stamp, 
   free(json);
   return rc == 0 ? kept : -1;
 }
+
+int xb_measured_rows(const char *path, const char *key, void (*each)(const char *name, void *ctx), void *ctx) {
+  char *text = NULL;
+  if (xc_read_text_file(path, (size_t)1 << 30, &text, NULL, NULL) != XC_READ_OK) return 0;
+  const char *list = strstr(text, "\n  \"benchmarks\": [");
+  char found[64];
+  int n = 0, benchmarks = 0;
+  if (list) context_string(text, list, "xattn_resume_key", found, sizeof found);
+  if (list && found[0] && strcmp(found, key) == 0) {
+    const int cap = (int)(strlen(list) / 64 + 1);
+    entry *e = malloc(sizeof *e * (size_t)cap);
+    if (e) {
+      n = read_entries(list, e, cap);
+      static const char timed[] = "/real_time";
+      char name[512];
+      for (int i = 0; i < n; i++) {
+        if (i > 0 && strcmp(e[i].run, e[i - 1].run) == 0) continue; /* the same benchmark's next row */
+        /* a row that failed (SkipWithError) measured nothing */
+        const char *bad = strstr(e[i].at, "\n      \"error_occurred\": true");
+        if (bad && bad < e[i].at + e[i].len) continue;
+        snprintf(name, sizeof name, "%s", e[i].run);
+        const size_t len = strlen(name);
+        if (len > sizeof timed - 1 && strcmp(name + len - (sizeof timed - 1), timed) == 0)
+          name[len - (sizeof timed - 1)] = 0;
+        each(name, ctx);
+        benchmarks++;
+      }
+      free(e);
+    }
+  }
+  free(text);
+  return benchmarks;
+}

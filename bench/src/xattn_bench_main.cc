@@ -8,6 +8,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <regex>
+#include <set>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "xattn_bench/machine.h"
 #include "xattn_bench/salvage.h"
 #include "xattn_common/build_info.h"
+#include "xattn_common/hash.h"
 #include "xattn_bench/timing.h"
 #include "xattn_common/process.h"
 
@@ -90,8 +92,9 @@ void run_row(benchmark::State &state, int r) {
 
 void add_context(const char *key, const char *value, void *) { benchmark::AddCustomContext(key, value); }
 
-// Benchmarks Google Benchmark will run: its filter, with its "-" negation.
-int count_selected(const std::string &filter) {
+// Benchmarks Google Benchmark will run: its filter, with its "-" negation,
+// over the rows registered (those --resume leaves).
+int count_selected(const std::string &filter, const std::set<std::string> &done) {
   std::string f = filter.empty() || filter == "all" ? "." : filter;
   bool negate = !f.empty() && f[0] == '-';
   if (negate) f = f.substr(1);
@@ -99,10 +102,13 @@ int count_selected(const std::string &filter) {
   try {
     re = std::regex(f, std::regex::extended);
   } catch (...) {
-    return g_session.nrows;
+    int n = 0;
+    for (int i = 0; i < g_session.nrows; i++) n += !done.count(g_session.rows[i].name);
+    return n;
   }
   int n = 0;
-  for (int i = 0; i < g_session.nrows; i++) n += std::regex_search(g_session.rows[i].name, re) != negate;
+  for (int i = 0; i < g_session.nrows; i++)
+    n += !done.count(g_session.rows[i].name) && std::regex_search(g_session.rows[i].name, re) != negate;
   return n;
 }
 
@@ -147,10 +153,52 @@ void settle_stale_tmp(const char *subdir) {
   closedir(d);
 }
 
+// --resume's key: which runs count as earlier runs of this one. An FNV-1a
+// hash of the command line less --resume and --results-dir (the folder
+// searched is the results folder itself), taken before xb_options_parse
+// consumes it; the label goes in with the rest. Written to the context as
+// xattn_resume_key.
+std::string resume_key_of(int argc, char **argv) {
+  uint64_t h = XC_FNV1A64_OFFSET;
+  for (int i = 1; i < argc; i++) {
+    if (std::strcmp(argv[i], "--resume") == 0 || std::strncmp(argv[i], "--results-dir=", 14) == 0) continue;
+    if (std::strcmp(argv[i], "--results-dir") == 0) {
+      i++;
+      continue;
+    }
+    h = xc_fnv1a64_str(h, argv[i]);
+    h = xc_fnv1a64_bytes(h, "", 1); // argument boundaries count: "a b" is not "ab"
+  }
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+  return hex;
+}
+
+void add_measured(const char *name, void *set) { static_cast<std::set<std::string> *>(set)->insert(name); }
+
+// The rows earlier runs with this key measured, from every result in subdir
+// (hidden temp files excepted: settle_stale_tmp has published what they
+// held); the files that held any are counted in *files.
+std::set<std::string> measured_rows(const char *subdir, const std::string &key, int *files) {
+  std::set<std::string> done;
+  *files = 0;
+  DIR *d = opendir(subdir);
+  if (!d) return done;
+  while (struct dirent *e = readdir(d)) {
+    const size_t len = std::strlen(e->d_name);
+    if (e->d_name[0] == '.' || len < 5 || std::strcmp(e->d_name + len - 5, ".json") != 0) continue;
+    std::string path = std::string(subdir) + "/" + e->d_name;
+    *files += xb_measured_rows(path.c_str(), key.c_str(), add_measured, &done) > 0;
+  }
+  closedir(d);
+  return done;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   char err[1024];
+  const std::string resume_key = resume_key_of(argc, argv);
   int rc = xb_options_parse(&g_session.opt, &argc, argv, err, sizeof err);
   if (rc == 1) return 0;
   if (rc != 0) {
@@ -207,7 +255,25 @@ int main(int argc, char **argv) {
 
   g_measured.assign((size_t)g_session.nrows, 0);
   g_failed.assign((size_t)g_session.nrows, 0);
+  std::set<std::string> done;
+  if (g_session.opt.resume) {
+    if (!write_results) {
+      std::fprintf(stderr, "xattn-bench: --resume: needs the results folder (not --results-dir none or --benchmark_out)\n");
+      return 2;
+    }
+    int files = 0;
+    done = measured_rows(subdir, resume_key, &files);
+    int left = 0;
+    for (int r = 0; r < g_session.nrows; r++) left += !done.count(g_session.rows[r].name);
+    std::fprintf(stderr, "xattn-bench: --resume: %d of %d rows measured by %d earlier run(s) of this command in %s; %d to measure\n",
+                 g_session.nrows - left, g_session.nrows, files, subdir, left);
+    if (left == 0) {
+      xb_session_close(&g_session);
+      return 0;
+    }
+  }
   for (int r = 0; r < g_session.nrows; r++) {
+    if (done.count(g_session.rows[r].name)) continue;
     auto *b = benchmark::RegisterBenchmark(g_session.rows[r].name, run_row, r);
     b->UseRealTime()->Unit(benchmark::kMillisecond);
     b->ComputeStatistics("min", [](const std::vector<double> &v) {
@@ -218,8 +284,9 @@ int main(int argc, char **argv) {
   }
   benchmark::Initialize(&gargc, gargv.data());
   if (benchmark::ReportUnrecognizedArguments(gargc, gargv.data())) return 2;
-  g_session.progress_total = count_selected(benchmark::GetBenchmarkFilter());
+  g_session.progress_total = count_selected(benchmark::GetBenchmarkFilter(), done);
   xb_context(&g_session, add_context, nullptr);
+  add_context("xattn_resume_key", resume_key.c_str(), nullptr);
   xb_likwid_init();
   size_t ran = benchmark::RunSpecifiedBenchmarks();
   xb_likwid_close();

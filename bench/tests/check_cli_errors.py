@@ -167,6 +167,31 @@ with tempfile.TemporaryDirectory() as tmp:
                  got is not None and "xattn_killed_run" in got["context"]
                  and {k: v for k, v in got["context"].items() if k != "xattn_killed_run"} == whole["context"]),
             ]
+        # --resume after the kill: only the benchmark the killed run did not
+        # finish is measured, into a file of its own; a second --resume has
+        # nothing left to do
+        with tempfile.TemporaryDirectory() as other:
+            where = os.path.join(other, os.path.relpath(folder, tmp))
+            os.makedirs(where)
+            dead = subprocess.Popen(["true"])
+            dead.wait()
+            with open(os.path.join(where, ".tmp-20260103T000000Z-%d.json" % dead.pid), "w") as f:
+                f.write(cuts["after a row"])
+            resume = [a if a != tmp else other for a in two] + ["--resume"]
+            first = subprocess.run(resume, capture_output=True, text=True, timeout=120)
+            files = sorted(n for n in os.listdir(where) if not n.startswith("."))
+            new = [n for n in files if not n.endswith("-killed.json")]
+            rows = json.load(open(os.path.join(where, new[0])))["benchmarks"] if len(new) == 1 else []
+            second = subprocess.run(resume, capture_output=True, text=True, timeout=120)
+            checks += [
+                ("--resume says what the killed run measured",
+                 first.returncode == 0 and "1 of 2 rows measured by 1 earlier run(s)" in first.stderr),
+                ("--resume measures the rest only, into a file of its own",
+                 len(files) == 2 and len(new) == 1 and rows and {b["run_name"] for b in rows} == {names[1]}),
+                ("a second --resume has nothing left to measure and writes nothing",
+                 second.returncode == 0 and "2 of 2 rows measured by 2 earlier run(s)" in second.stderr
+                 and sorted(n for n in os.listdir(where) if not n.startswith(".")) == files),
+            ]
     for what, ok in checks:
         print(("ok  " if ok else "FAIL"), "killed run:", what)
         if not ok:

@@ -160,6 +160,7 @@ CONTEXT_TYPES = {
     "xattn_config_provenance": ("a string", lambda v: isinstance(v, str)),
     "xattn_label": ("a string", lambda v: isinstance(v, str)),
     "xattn_killed_run": ("a string", lambda v: isinstance(v, str)),
+    "xattn_resume_key": ("a string", lambda v: isinstance(v, str)),
 }
 
 
