@@ -54,6 +54,8 @@ with tempfile.TemporaryDirectory() as tmp:
         (["--suite", "smoke", "--prefetch", "-4"], ["--prefetch", "-4", "auto, off or an integer"]),
         (["--suite", "smoke", "--kv-splits", ","], ["--kv-splits", "empty list"]),
         (["--suite", "smoke", "--frobnicate", "1"], ["--frobnicate", "unknown flag"]),
+        (["--suite", "smoke", "--resume", "--benchmark_out=" + os.path.join(tmp, "out.json")],
+         ["--resume", "needs the results folder"]),
     ]
     for args, expect in cases:
         try:
