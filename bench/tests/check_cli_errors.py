@@ -194,6 +194,20 @@ with tempfile.TemporaryDirectory() as tmp:
                  second.returncode == 0 and "2 of 2 rows measured by 2 earlier run(s)" in second.stderr
                  and sorted(n for n in os.listdir(where) if not n.startswith(".")) == files),
             ]
+        # a row that failed (SkipWithError: here a problem over the memory
+        # limit) measured nothing: --resume runs it again
+        with tempfile.TemporaryDirectory() as other:
+            mixed = os.path.join(other, "mixed.json")
+            with open(mixed, "w") as f:
+                f.write('{"suite": "mixed", "workloads": [{"name": "small", "batch": [[16, 8]]}, '
+                        '{"name": "e1m", "heads_q": 32, "heads_kv": 8, "head_dim": 128, "batch": [[0, 1048576]]}]}')
+            run = [bench, "--results-dir", other, "--suite", mixed, "--dtypes", "f32", "--no-baseline", "--no-peak",
+                   "--repetitions", "2", "--threads", "1", "--reference-max-gflop", "0"]
+            once = subprocess.run(run, capture_output=True, text=True, timeout=120)
+            again = subprocess.run(run + ["--resume"], capture_output=True, text=True, timeout=120)
+            checks += [("a failed row is measured again by --resume",
+                        once.returncode == 0 and "1 row(s) failed" in once.stderr
+                        and "1 of 2 rows measured by 1 earlier run(s)" in again.stderr)]
     for what, ok in checks:
         print(("ok  " if ok else "FAIL"), "killed run:", what)
         if not ok:
