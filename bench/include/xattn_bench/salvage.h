@@ -26,8 +26,9 @@ int xb_salvage_killed(const char *tmp_path, const char *dir, const char *stamp, 
  * --resume: when the file's context holds "xattn_resume_key": "<key>" (a run
  * of the same command line and label), calls each(name, ctx) once per
  * benchmark with its row name (run_name without Google Benchmark's
- * "/real_time") and returns how many; 0 for any other file, a file that
- * cannot be read included. */
+ * "/real_time") and returns how many; a row that failed (error_occurred)
+ * measured nothing and is left out. 0 for any other file, a file that cannot
+ * be read included. */
 int xb_measured_rows(const char *path, const char *key, void (*each)(const char *name, void *ctx), void *ctx);
 
 #ifdef __cplusplus
