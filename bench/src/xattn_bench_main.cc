@@ -99,16 +99,15 @@ int count_selected(const std::string &filter, const std::set<std::string> &done)
   bool negate = !f.empty() && f[0] == '-';
   if (negate) f = f.substr(1);
   std::regex re;
+  bool every = false; // a filter std::regex cannot read: count every row, as before
   try {
     re = std::regex(f, std::regex::extended);
   } catch (...) {
-    int n = 0;
-    for (int i = 0; i < g_session.nrows; i++) n += !done.count(g_session.rows[i].name);
-    return n;
+    every = true;
   }
   int n = 0;
   for (int i = 0; i < g_session.nrows; i++)
-    n += !done.count(g_session.rows[i].name) && std::regex_search(g_session.rows[i].name, re) != negate;
+    n += !done.count(g_session.rows[i].name) && (every || std::regex_search(g_session.rows[i].name, re) != negate);
   return n;
 }
 
