@@ -1565,6 +1565,16 @@ static void decode_prefetch_exact(void) {
   prefetch_exact("decode", distances, (int)(sizeof distances / sizeof *distances));
 }
 
+/* ---- flash_prefetch_exact ---------------------------------------------------
+ * The flash layouts ask for the next gathered tile's K/V rows while a tile
+ * computes (on by default for 16-bit and fp8 caches, off with prefetch -1):
+ * the same bit-for-bit rule as above, for kvsplit and gqa. */
+static void flash_prefetch_exact(void) {
+  const int distances[] = {0, 16}; /* auto, and a distance (the flash layouts take one tile whatever it is) */
+  prefetch_exact("kvsplit", distances, (int)(sizeof distances / sizeof *distances));
+  prefetch_exact("gqa", distances, (int)(sizeof distances / sizeof *distances));
+}
+
 /* ---- lanes_heads_staged --------------------------------------------------------
  * On AMX the lanes layout packs every KV head's rows of a span into one
  * scratch (head g at its own offset, read a few tokens at a time with the
@@ -1803,7 +1813,7 @@ static const struct {
     T(resolve_reports_running_isa), T(paged_cache_bitwise_equals_slot_table),
     T(fp8_codes_decode_exactly), T(fp8_codes_through_kernels), T(fp8_codes_through_full_tiles), T(decode_full_tile_dims), T(decode_tile_rows), T(fp8_codes_through_lanes_tile),
     T(cpu_class_match),
-    T(decode_split_merge_exact), T(lanes_prefetch_exact), T(decode_prefetch_exact), T(lanes_heads_staged), T(kv_packed_once), T(kv_packed_local), T(config_extend_buckets), T(config_lanes_rows),
+    T(decode_split_merge_exact), T(lanes_prefetch_exact), T(decode_prefetch_exact), T(flash_prefetch_exact), T(lanes_heads_staged), T(kv_packed_once), T(kv_packed_local), T(config_extend_buckets), T(config_lanes_rows),
 #undef T
 };
 

@@ -50,6 +50,7 @@ typedef struct xattn_run {
   float cap2;            /* logit_cap * log2(e), 0 = off */
   const int64_t *ext_start; /* [B] first row of request b (extend_start or prefix sum) */
   int prefetch;          /* decode layout: software prefetch distance in tokens, 0 = none */
+  int tile_prefetch;     /* flash layouts: ask for the next gathered tile's rows while a tile computes */
   int lanes;             /* few-rows items: 1 = layout lanes (decode.inc's rows-in-lanes tiles) */
   xattn_kvpack kvp;      /* K/V packed per (request, KV head), or buf NULL */
   int stream_out;        /* 1: the call's output is too large to stay cached, so kernels that
