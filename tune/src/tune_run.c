@@ -10,9 +10,11 @@ int tune_run_all(tune_run *run) {
   run->budget.classes_total = run->n_classes;
   run->budget.classes_done = 0;
   if (run->budget.start == 0) run->budget.start = xc_now();
-  /* the few-rows layouts multiply by their split and prefetch values */
-  const int per_layout = (run->axes->n_splits > 0 ? run->axes->n_splits : 1) *
-                         (run->axes->n_prefetch > 0 ? run->axes->n_prefetch : 1);
+  /* the few-rows layouts multiply by their split and prefetch values, the
+     flash layouts by at most 2 (prefetch auto / off) */
+  int per_layout = (run->axes->n_splits > 0 ? run->axes->n_splits : 1) *
+                   (run->axes->n_prefetch > 0 ? run->axes->n_prefetch : 1);
+  if (per_layout < 2) per_layout = 2;
   int cap = run->axes->n_variants * run->axes->n_layouts * per_layout * run->axes->n_schedules *
         run->axes->n_threads * run->axes->n_placements;
   if (cap < 1) cap = 1;

@@ -40,6 +40,16 @@ static void copy_name(char *dst, const char *src) {
   snprintf(dst, TUNE_NAME_MAX, "%s", src);
 }
 
+/* The flash layouts' one prefetch choice: whether they ask for the next
+ * gathered tile's rows while a tile computes (the kernels do for 16-bit and
+ * fp8 caches, never for f32 rows; bench/README.md "the next tile's rows").
+ * An axis {auto, off} where gathered reads weigh: short extends (E <= 64,
+ * extend buckets 0-2) on long prefixes (prefix buckets 2-3, > 1024 tokens). */
+int tune_flash_prefetch_axis(const tune_class *cls, const char *layout) {
+  return !tune_layout_few_rows(layout) && strcmp(cls->dtype, "f32") != 0 && cls->extend_bucket <= 2 &&
+         cls->prefix_bucket >= 2;
+}
+
 int tune_space_enumerate(const tune_class *cls, const tune_axes *axes,
                          const tune_machine *m, tune_cand *out, int cap) {
   tune_prune_ctx pc = {cls, m, 1 << 30, 1 << 30,
@@ -52,17 +62,20 @@ int tune_space_enumerate(const tune_class *cls, const tune_axes *axes,
     if (bm < pc.min_bm) pc.min_bm = bm;
     if (bn < pc.min_bn) pc.min_bn = bn;
   }
-  static const int auto_only[1] = {0};
+  static const int auto_only[1] = {0}, flash_prefetch[2] = {0, -1};
   int n = 0;
   for (int v = 0; v < axes->n_variants; v++)
     for (int l = 0; l < axes->n_layouts; l++) {
-      /* split count and prefetch distance are axes of the few-rows layouts only
-         (kvsplit keeps its auto split count: its space stays what it was) */
+      /* split count and prefetch distance are axes of the few-rows layouts
+         (kvsplit keeps its auto split count: its space stays what it was);
+         the flash layouts' prefetch is on or off, in the classes
+         tune_flash_prefetch_axis names */
       const int splitting = tune_layout_few_rows(axes->layouts[l]), prefetching = splitting;
+      const int flash_pf = tune_flash_prefetch_axis(cls, axes->layouts[l]);
       const int ns = splitting && axes->n_splits ? axes->n_splits : 1;
-      const int np = prefetching && axes->n_prefetch ? axes->n_prefetch : 1;
+      const int np = flash_pf ? 2 : prefetching && axes->n_prefetch ? axes->n_prefetch : 1;
       const int *sv = splitting && axes->n_splits ? axes->splits : auto_only;
-      const int *pv = prefetching && axes->n_prefetch ? axes->prefetch : auto_only;
+      const int *pv = flash_pf ? flash_prefetch : prefetching && axes->n_prefetch ? axes->prefetch : auto_only;
       for (int si = 0; si < ns; si++)
         for (int pi = 0; pi < np; pi++)
           for (int s = 0; s < axes->n_schedules; s++)

@@ -35,7 +35,7 @@ typedef struct tune_cand {
   int threads;
   char placement[TUNE_NAME_MAX];
   int kv_splits;                /* decode: key-range splits, 0 = auto */
-  int prefetch;                 /* decode: prefetch distance in tokens, 0 = auto, -1 = off */
+  int prefetch;                 /* decode: prefetch distance in tokens, 0 = auto, -1 = off; flash: 0 or -1 */
   char key[TUNE_KEY_MAX];       /* "BMxBN/layout/schedule/tN/placement[/sS][/pfP]" */
 } tune_cand;
 
@@ -67,6 +67,9 @@ int tune_parse_variant(const char *v, int *bm, int *bn);
 /* 1 for the few-rows layouts ("decode", "lanes"): no BLOCK_M x BLOCK_N, their
    own split-count and prefetch axes, a request's rows in one item. */
 int tune_layout_few_rows(const char *layout);
+/* 1 where a flash layout ("flat", "gqa", "kvsplit") of the class gets the
+   prefetch axis {0 = auto, -1 = off}: 16-bit dtypes, E <= 64, P > 1024. */
+int tune_flash_prefetch_axis(const tune_class *cls, const char *layout);
 
 /* Every combination of the axes for a class, minus what the constraints prune.
  * Writes at most cap candidates into out; returns how many survived. Prune

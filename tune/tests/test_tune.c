@@ -208,6 +208,32 @@ static int test_space(void) {
   CHECK(other_variant == 0, "decode kept %d candidates of other variants", other_variant);
   CHECK(pairs == 3, "decode split 4 / prefetch off: %d candidates with the key suffix", pairs);
   CHECK(kv_other == 0, "split / prefetch values on a layout that ignores them (%d)", kv_other);
+  /* the flash layouts' prefetch: {auto, off} for a 16-bit class of short
+     extends on a long prefix, in pairs with the key suffix; none for f32 or a
+     short prefix */
+  tune_class fl = test_class(2, 2, "sp4");
+  snprintf(fl.dtype, sizeof fl.dtype, "bf16");
+  tune_class_make_key(&fl);
+  int nf = tune_space_enumerate(&fl, &a, &m, c, 512), on = 0, off = 0, off_key = 0;
+  for (int i = 0; i < nf; i++) {
+    on += c[i].prefetch == 0;
+    off += c[i].prefetch == -1;
+    off_key += c[i].prefetch == -1 && strstr(c[i].key, "/pf-1") != NULL;
+  }
+  CHECK(on > 0 && on == off && off_key == off, "flash prefetch axis: %d auto, %d off (%d keyed)", on, off, off_key);
+  snprintf(fl.dtype, sizeof fl.dtype, "f32");
+  tune_class_make_key(&fl);
+  nf = tune_space_enumerate(&fl, &a, &m, c, 512);
+  off = 0;
+  for (int i = 0; i < nf; i++) off += c[i].prefetch != 0;
+  CHECK(off == 0, "flash prefetch axis on an f32 class (%d)", off);
+  fl = test_class(1, 2, "sp5");
+  snprintf(fl.dtype, sizeof fl.dtype, "bf16");
+  tune_class_make_key(&fl);
+  nf = tune_space_enumerate(&fl, &a, &m, c, 512);
+  off = 0;
+  for (int i = 0; i < nf; i++) off += c[i].prefetch != 0;
+  CHECK(off == 0, "flash prefetch axis on a short prefix (%d)", off);
   dec.max_extend = 128; /* 4096 rows */
   nd = tune_space_enumerate(&dec, &ad, &md, cd, 4096);
   ndec = 0;
