@@ -165,9 +165,9 @@ static void init_run(xattn_plan *pl) {
      for while a tile computes, for caches of 16-bit and fp8 rows: on the Zen 3
      1.1-1.3x on bf16 / f16 rows of E 8-16 on P 8192 from DRAM, where the pack's
      conversion loop waits for each row's lines; f32 rows gained nothing there
-     (their copy keeps 8 lines a row in flight) and the next 64-key tile of them,
-     64 KiB, is twice the L1 that AMD's prefetches fill (bench/README.md "the next
-     tile's rows") */
+     (their copy keeps 8 lines a row in flight) and the next 64-key tile of
+     them, 64 KiB, is twice the L1, which AMD's cores likely fill at any hint
+     (bench/README.md "the next tile's rows") */
   run->tile_prefetch = !decode && pl->prefetch >= 0 && xattn_dtype_size(xattn_cache_dtype(p)) < 4;
   if (pl->layout == XATTN_LAYOUT_FLAT) {
     run->heads_per_item = 1;
