@@ -23,6 +23,13 @@ p.add_argument("--benchmark_out", required=True)
 p.add_argument("--benchmark_out_format")
 p.add_argument("--benchmark_filter")
 a = p.parse_args()
+# FAKE_BENCH_FAIL_AT=N: the Nth call (counting the log's lines) dies before
+# writing its results, as a killed run does
+fail_at = int(os.environ.get("FAKE_BENCH_FAIL_AT", "0"))
+if fail_at and os.path.exists(os.environ["FAKE_BENCH_LOG"]):
+    with open(os.environ["FAKE_BENCH_LOG"]) as f:
+        if len(f.read().split("\n")) == fail_at:
+            raise SystemExit(137)
 with open(os.environ["FAKE_BENCH_LOG"], "a") as f:
     f.write("%s suite=%s placement=%s reps=%d results-dir=%s min_time=%s\n"
             % (a.role, a.suite, a.placement, a.repetitions, a.results_dir, a.benchmark_min_time))

@@ -259,6 +259,64 @@ class CompareTest(unittest.TestCase):
         self.assertIn("rounds h/b", p.stdout)
 
 
+    def fake_sides(self, slowdowns):
+        fake = os.path.join(HERE, "fake_bench.py")
+        exes = []
+        for role, slow in slowdowns:
+            exe = os.path.join(self.tmp, "bench-" + role)
+            with open(exe, "w") as fh:
+                fh.write("#!/bin/sh\nexec %s %s --role %s --slowdown %s \"$@\"\n"
+                         % (sys.executable, fake, role, slow))
+            os.chmod(exe, 0o755)
+            exes.append(exe)
+        return exes
+
+    def test_killed_run_goes_on_with_continue(self):
+        exes = self.fake_sides((("A", 1.0), ("B", 1.25)))
+        log = os.path.join(self.tmp, "bench.log")
+        args = COMPARE + [exes[0], exes[1], "--results-dir", self.results, "--suite", "smoke", "--reps", "4",
+                          "--round-reps", "3", "--work-dir", os.path.join(self.tmp, "work")]
+        # the 4th run (round 2's second side, A) dies without results
+        p = subprocess.run(args, capture_output=True, text=True, cwd=self.tmp,
+                           env=tools.env(FAKE_BENCH_LOG=log, FAKE_BENCH_FAIL_AT="4"))
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("--continue", p.stderr)
+        folder = p.stderr.split("rounds in ")[1].split(" ")[0]
+        self.assertTrue(os.path.isfile(os.path.join(folder, "round1-head.json")), "round 2's first side finished")
+        self.assertEqual(glob.glob(os.path.join(self.results, "**", "*.json"), recursive=True), [])
+        # other settings: refused in one line, nothing run
+        with open(log) as fh:
+            before = fh.read()
+        p = subprocess.run(args[:-4] + ["--round-reps", "2", "--continue", folder], capture_output=True, text=True,
+                           cwd=self.tmp, env=tools.env(FAKE_BENCH_LOG=log))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("--continue %s: its rounds ran other commands" % folder, p.stderr)
+        with open(log) as fh:
+            self.assertEqual(fh.read(), before)
+        # the same settings: round 1 kept, round 2 run again whole (its sides
+        # stay paired in time), rounds 3 and 4 run
+        p = subprocess.run(args + ["--continue", folder], capture_output=True, text=True, cwd=self.tmp,
+                           env=tools.env(FAKE_BENCH_LOG=log))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("round 1/4: kept from the earlier run", p.stderr)
+        with open(log) as fh:
+            calls = fh.read()[len(before):].split("\n")[:-1]
+        self.assertEqual([c.split()[0] for c in calls], ["B", "A", "A", "B", "B", "A"])
+        for s in glob.glob(os.path.join(self.results, "**", "*.json"), recursive=True):
+            if results.classify_file(s) == "results":
+                rf = results.load_results(s)
+                for n in rf.names():
+                    self.assertEqual(len(rf.samples(n)), 12, "4 rounds x 3 repetitions")
+        cmp = self.stored_compare()
+        for r in cmp["rows"]:
+            self.assertEqual(r["rounds"]["n"], 4, r["name"])
+            self.assertGreater(r["rounds"]["min"], 1.15, r["name"])
+        # results files and --continue: refused
+        p = subprocess.run(COMPARE + [os.path.join(TESTDATA, "base.json"), os.path.join(TESTDATA, "same.json"), "--continue", folder],
+                           capture_output=True, text=True, cwd=self.tmp, env=tools.env())
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("--continue", p.stderr)
+
 class UnitTest(unittest.TestCase):
     def test_store_never_overwrites(self):
         tmp = tempfile.mkdtemp()

@@ -37,11 +37,16 @@ def parse_args(argv):
     p.add_argument("--results-dir", help="where to store runs and the comparison "
                    "(default $XATTN_RESULTS_DIR or <repo>/results)")
     p.add_argument("--no-store", action="store_true", help="store nothing under results/")
+    p.add_argument("--continue", dest="resume_dir", metavar="DIR",
+                   help="go on with the rounds of an earlier run of the same sides and settings "
+                        "(the folder it named at its start): its complete rounds are kept, the rest run")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON instead of a table")
     p.add_argument("--markdown", metavar="FILE",
                    help="append a short markdown summary to FILE (for CI, e.g. \"$GITHUB_STEP_SUMMARY\"); "
                         "a refusal or failure is summarized too")
     a = p.parse_args(argv)
+    if a.resume_dir and not os.path.isdir(a.resume_dir):
+        p.error("--continue %s: no such folder" % a.resume_dir)
     cli_options.check_run_options(p, a)
     cli_options.check_test_options(p, a)
     return a
@@ -79,7 +84,8 @@ def _run_sides(a, kinds, repo):
     os.makedirs(work, exist_ok=True)
     merged, log = runner.run_interleaved(sides, a.reps, a.round_reps, a.suite, a.cores, a.taskset,
                                          a.filter, a.bench_arg, progress=_say, workdir=work,
-                                         min_time=a.min_time, baselines=a.with_baselines)
+                                         min_time=a.min_time, baselines=a.with_baselines,
+                                         resume_dir=a.resume_dir, resumable=True)
     files = []
     for (role, _), data in zip(sides, merged):
         path = "<%s run>" % role
@@ -119,6 +125,9 @@ def main(argv=None):
             raise ResultsError("BASE and HEAD must both be results files, or both revisions/executables "
                                "(got %s and %s)" % (kinds[0][0], kinds[1][0]))
         if kinds[0][0] == "file":
+            if a.resume_dir:
+                raise ResultsError("--continue %s: BASE and HEAD are results files; it goes on with the "
+                                   "rounds of two executables or revisions" % a.resume_dir)
             base, head = load_results(kinds[0][1]), load_results(kinds[1][1])
         else:
             try:

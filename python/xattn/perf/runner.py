@@ -97,24 +97,90 @@ def merge_rounds(rounds):
     return merged
 
 
+PLAN_SCHEMA = "xattn-compare-rounds-1"
+PLAN_FILE = "plan.json"
+
+
+def _round_plan(sides, cmd_of):
+    """What makes the rounds of a folder comparable: each side's role and its
+    round command (the output file left out)."""
+    return {"schema": PLAN_SCHEMA, "sides": [[role, cmd_of(exe, "ROUND.json")] for role, exe in sides]}
+
+
+def _kept_round(tmp, r, sides):
+    """The results of round r when every side of it finished (a valid file
+    each), else None: a round is reused whole or run again whole, so that its
+    sides stay paired in time."""
+    got = []
+    for role, _ in sides:
+        path = os.path.join(tmp, "round%d-%s.json" % (r, role))
+        try:
+            with open(path) as f:
+                data = json.load(f)
+            validate_benchmark_json(path, data)
+        except (OSError, ValueError, ResultsError):
+            return None
+        got.append(data)
+    return got
+
+
 def run_interleaved(sides, rounds, reps, suite=None, cores=None, use_taskset=False,
                     bench_filter=None, extra=(), progress=None, workdir=None, min_time=None,
-                    baselines=False):
-    """sides: [(role, exe), (role, exe)]. Returns [merged results dict per side]."""
-    tmp = tempfile.mkdtemp(prefix="xattn-compare-", dir=workdir)
+                    baselines=False, resume_dir=None, resumable=False):
+    """sides: [(role, exe), (role, exe)]. Returns [merged results dict per side].
+
+    The rounds go to a folder of their own beside a plan of their commands;
+    resume_dir names such a folder of an earlier, killed or shorter, run of
+    the same commands: its complete rounds are kept and only the rest are run
+    (ResultsError when its commands differ). resumable: the caller offers that
+    (`xattn compare --continue`), so progress and a failure name the folder."""
+    def cmd_of(exe, out):
+        return bench_command(exe, out, suite, reps, cores, use_taskset, bench_filter, extra, min_time, baselines)
+
+    plan = _round_plan(sides, cmd_of)
+    if resume_dir:
+        tmp = resume_dir
+        try:
+            with open(os.path.join(tmp, PLAN_FILE)) as f:
+                old = json.load(f)
+        except (OSError, ValueError) as e:
+            raise ResultsError("--continue %s: not the rounds folder of an xattn compare run (%s: %s)"
+                               % (tmp, PLAN_FILE, getattr(e, "strerror", None) or e))
+        if old != plan:
+            raise ResultsError("--continue %s: its rounds ran other commands (%s); give the same sides, suite, "
+                               "--round-reps, --filter, --bench-arg, --min-time and cores"
+                               % (tmp, " / ".join(" ".join(c) for _, c in old.get("sides", [])) or "none"))
+    else:
+        tmp = tempfile.mkdtemp(prefix="xattn-compare-", dir=workdir)
+        with open(os.path.join(tmp, PLAN_FILE), "w") as f:
+            json.dump(plan, f, indent=1)
+    if progress and resumable:
+        progress("rounds in %s (a killed run goes on with --continue %s)" % (tmp, tmp))
     log = os.path.join(tmp, "runs.log")
     collected = [[] for _ in sides]
     for r in range(rounds):
+        kept = _kept_round(tmp, r, sides) if resume_dir else None
+        if kept:
+            if progress:
+                progress("round %d/%d: kept from the earlier run" % (r + 1, rounds))
+            for i, data in enumerate(kept):
+                collected[i].append(data)
+            continue
         order = list(enumerate(sides))
         if r % 2:  # ABBA: every other round the other side first
             order.reverse()
         for i, (role, exe) in order:
             out = os.path.join(tmp, "round%d-%s.json" % (r, role))
-            cmd = bench_command(exe, out, suite, reps, cores, use_taskset, bench_filter, extra,
-                                min_time, baselines)
+            if os.path.exists(out):  # a side of a round that did not finish: run again
+                os.remove(out)
             if progress:
                 progress("round %d/%d: %s" % (r + 1, rounds, role))
-            collected[i].append(run_once(cmd, out, role, log))
+            try:
+                collected[i].append(run_once(cmd_of(exe, out), out, role, log))
+            except RunError as e:
+                if not resumable:
+                    raise
+                raise RunError("%s; the rounds before it are kept: --continue %s runs the rest" % (e, tmp))
     merged = [merge_rounds(c) for c in collected]
     # the sides of one interleaved run: their rounds are paired in time
     # (comparison.round_ratios pairs rounds only between such sides)
