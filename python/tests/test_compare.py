@@ -293,9 +293,11 @@ class CompareTest(unittest.TestCase):
         self.assertIn("--continue %s: its rounds ran other commands" % folder, p.stderr)
         with open(log) as fh:
             self.assertEqual(fh.read(), before)
-        # the same settings: round 1 kept, round 2 run again whole (its sides
-        # stay paired in time), rounds 3 and 4 run
-        p = subprocess.run(args + ["--continue", folder], capture_output=True, text=True, cwd=self.tmp,
+        # the same settings (the folder named relative to the working folder):
+        # round 1 kept, round 2 run again whole (its sides stay paired in
+        # time), rounds 3 and 4 run
+        p = subprocess.run(args + ["--continue", os.path.relpath(folder, self.tmp)], capture_output=True,
+                           text=True, cwd=self.tmp,
                            env=tools.env(FAKE_BENCH_LOG=log))
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("round 1/4: kept from the earlier run", p.stderr)

@@ -139,7 +139,7 @@ def run_interleaved(sides, rounds, reps, suite=None, cores=None, use_taskset=Fal
 
     plan = _round_plan(sides, cmd_of)
     if resume_dir:
-        tmp = resume_dir
+        tmp = os.path.abspath(resume_dir)  # the rounds run in their folder (run_once's cwd)
         try:
             with open(os.path.join(tmp, PLAN_FILE)) as f:
                 old = json.load(f)
@@ -151,7 +151,7 @@ def run_interleaved(sides, rounds, reps, suite=None, cores=None, use_taskset=Fal
                                "--round-reps, --filter, --bench-arg, --min-time and cores"
                                % (tmp, " / ".join(" ".join(c) for _, c in old.get("sides", [])) or "none"))
     else:
-        tmp = tempfile.mkdtemp(prefix="xattn-compare-", dir=workdir)
+        tmp = os.path.abspath(tempfile.mkdtemp(prefix="xattn-compare-", dir=workdir))
         with open(os.path.join(tmp, PLAN_FILE), "w") as f:
             json.dump(plan, f, indent=1)
     if progress and resumable:
