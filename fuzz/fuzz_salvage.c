@@ -4,8 +4,8 @@
  * written as the temp file of a dead run and salvaged: it must be kept or
  * passed over, never crash; a failure says one line; a kept file is a whole
  * document (the reporter's opening, the closing brackets) under a -killed
- * name, and the temp file is left to the caller. XATTN_FUZZ_SEEDS=DIR writes a seed (a run's file, whole) into
- * DIR at start-up. */
+ * name, and the temp file is left to the caller. XATTN_FUZZ_SEEDS=DIR writes
+ * a seed (a run's file, whole) into DIR at start-up. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <stdint.h>

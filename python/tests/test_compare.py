@@ -215,17 +215,22 @@ class CompareTest(unittest.TestCase):
         self.assertEqual(comparison._fmt_p(float("nan")), "nan")
 
     # ---- interleaved runs of two executables -------------------------------------------
-    def test_interleaved_runs_of_two_executables(self):
+    def fake_sides(self, slowdowns):
+        """One executable per (role, slowdown): fake_bench.py as that side."""
         fake = os.path.join(HERE, "fake_bench.py")
-        log = os.path.join(self.tmp, "bench.log")
         exes = []
-        for role, slow in (("A", 1.0), ("B", 1.25)):
+        for role, slow in slowdowns:
             exe = os.path.join(self.tmp, "bench-" + role)
             with open(exe, "w") as fh:
                 fh.write("#!/bin/sh\nexec %s %s --role %s --slowdown %s \"$@\"\n"
                          % (sys.executable, fake, role, slow))
             os.chmod(exe, 0o755)
             exes.append(exe)
+        return exes
+
+    def test_interleaved_runs_of_two_executables(self):
+        log = os.path.join(self.tmp, "bench.log")
+        exes = self.fake_sides((("A", 1.0), ("B", 1.25)))
         env = tools.env(FAKE_BENCH_LOG=log)
         p = subprocess.run(COMPARE + [exes[0], exes[1], "--results-dir", self.results,
                             "--suite", "smoke", "--reps", "4", "--round-reps", "3", "--cores", "0,1",
@@ -258,19 +263,6 @@ class CompareTest(unittest.TestCase):
             self.assertLess(r["rounds"]["max"], 1.35, r["name"])
         self.assertIn("rounds h/b", p.stdout)
 
-
-    def fake_sides(self, slowdowns):
-        fake = os.path.join(HERE, "fake_bench.py")
-        exes = []
-        for role, slow in slowdowns:
-            exe = os.path.join(self.tmp, "bench-" + role)
-            with open(exe, "w") as fh:
-                fh.write("#!/bin/sh\nexec %s %s --role %s --slowdown %s \"$@\"\n"
-                         % (sys.executable, fake, role, slow))
-            os.chmod(exe, 0o755)
-            exes.append(exe)
-        return exes
-
     def test_killed_run_goes_on_with_continue(self):
         exes = self.fake_sides((("A", 1.0), ("B", 1.25)))
         log = os.path.join(self.tmp, "bench.log")
@@ -297,8 +289,7 @@ class CompareTest(unittest.TestCase):
         # round 1 kept, round 2 run again whole (its sides stay paired in
         # time), rounds 3 and 4 run
         p = subprocess.run(args + ["--continue", os.path.relpath(folder, self.tmp)], capture_output=True,
-                           text=True, cwd=self.tmp,
-                           env=tools.env(FAKE_BENCH_LOG=log))
+                           text=True, cwd=self.tmp, env=tools.env(FAKE_BENCH_LOG=log))
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("round 1/4: kept from the earlier run", p.stderr)
         with open(log) as fh:
@@ -314,10 +305,12 @@ class CompareTest(unittest.TestCase):
             self.assertEqual(r["rounds"]["n"], 4, r["name"])
             self.assertGreater(r["rounds"]["min"], 1.15, r["name"])
         # results files and --continue: refused
-        p = subprocess.run(COMPARE + [os.path.join(TESTDATA, "base.json"), os.path.join(TESTDATA, "same.json"), "--continue", folder],
-                           capture_output=True, text=True, cwd=self.tmp, env=tools.env())
+        p = subprocess.run(COMPARE + [os.path.join(TESTDATA, "base.json"), os.path.join(TESTDATA, "same.json"),
+                                      "--continue", folder], capture_output=True, text=True, cwd=self.tmp,
+                           env=tools.env())
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("--continue", p.stderr)
+
 
 class UnitTest(unittest.TestCase):
     def test_store_never_overwrites(self):

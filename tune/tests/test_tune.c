@@ -140,6 +140,24 @@ static tune_result run_one(const tune_class *cls, const tune_cand *cands, int n,
 }
 
 /* ---- the space and its constraints ------------------------------------- */
+/* The candidates of a class of E 5-64 (extend bucket 2) on prefix bucket pb
+ * with dtype: how many have prefetch auto (*on), off (*off), and off with the
+ * key suffix /pf-1 (*off_key); returns how many there are. */
+static int flash_prefetch_counts(int pb, const char *dtype, const tune_axes *a, const tune_machine *m, tune_cand *c,
+                                  int *on, int *off, int *off_key) {
+  tune_class cls = test_class(pb, 2, "sp4");
+  snprintf(cls.dtype, sizeof cls.dtype, "%s", dtype);
+  tune_class_make_key(&cls);
+  const int n = tune_space_enumerate(&cls, a, m, c, 512);
+  *on = *off = *off_key = 0;
+  for (int i = 0; i < n; i++) {
+    *on += c[i].prefetch == 0;
+    *off += c[i].prefetch == -1;
+    *off_key += c[i].prefetch == -1 && strstr(c[i].key, "/pf-1") != NULL;
+  }
+  return n;
+}
+
 static int test_space(void) {
   tune_axes a = test_axes();
   tune_machine m = test_machine();
@@ -211,29 +229,13 @@ static int test_space(void) {
   /* the flash layouts' prefetch: {auto, off} for a 16-bit class of short
      extends on a long prefix, in pairs with the key suffix; none for f32 or a
      short prefix */
-  tune_class fl = test_class(2, 2, "sp4");
-  snprintf(fl.dtype, sizeof fl.dtype, "bf16");
-  tune_class_make_key(&fl);
-  int nf = tune_space_enumerate(&fl, &a, &m, c, 512), on = 0, off = 0, off_key = 0;
-  for (int i = 0; i < nf; i++) {
-    on += c[i].prefetch == 0;
-    off += c[i].prefetch == -1;
-    off_key += c[i].prefetch == -1 && strstr(c[i].key, "/pf-1") != NULL;
-  }
+  int on, off, off_key;
+  flash_prefetch_counts(2, "bf16", &a, &m, c, &on, &off, &off_key);
   CHECK(on > 0 && on == off && off_key == off, "flash prefetch axis: %d auto, %d off (%d keyed)", on, off, off_key);
-  snprintf(fl.dtype, sizeof fl.dtype, "f32");
-  tune_class_make_key(&fl);
-  nf = tune_space_enumerate(&fl, &a, &m, c, 512);
-  off = 0;
-  for (int i = 0; i < nf; i++) off += c[i].prefetch != 0;
-  CHECK(off == 0, "flash prefetch axis on an f32 class (%d)", off);
-  fl = test_class(1, 2, "sp5");
-  snprintf(fl.dtype, sizeof fl.dtype, "bf16");
-  tune_class_make_key(&fl);
-  nf = tune_space_enumerate(&fl, &a, &m, c, 512);
-  off = 0;
-  for (int i = 0; i < nf; i++) off += c[i].prefetch != 0;
-  CHECK(off == 0, "flash prefetch axis on a short prefix (%d)", off);
+  int nf = flash_prefetch_counts(2, "f32", &a, &m, c, &on, &off, &off_key);
+  CHECK(on == nf, "flash prefetch axis on an f32 class (%d of %d not auto)", nf - on, nf);
+  nf = flash_prefetch_counts(1, "bf16", &a, &m, c, &on, &off, &off_key);
+  CHECK(on == nf, "flash prefetch axis on a short prefix (%d of %d not auto)", nf - on, nf);
   dec.max_extend = 128; /* 4096 rows */
   nd = tune_space_enumerate(&dec, &ad, &md, cd, 4096);
   ndec = 0;
