@@ -5,6 +5,7 @@ passes, appends '<role> <argv>' to $FAKE_BENCH_LOG, and writes synthetic results
 import argparse
 import zlib
 import os
+import time
 
 import synth  # this script's folder is sys.path[0]
 
@@ -30,6 +31,16 @@ if fail_at and os.path.exists(os.environ["FAKE_BENCH_LOG"]):
     with open(os.environ["FAKE_BENCH_LOG"]) as f:
         if len(f.read().split("\n")) == fail_at:
             raise SystemExit(137)
+# FAKE_BENCH_HANG_AT=N: the Nth call writes its pid to $FAKE_BENCH_PIDFILE and
+# runs on for two minutes, as a long round does
+hang_at = int(os.environ.get("FAKE_BENCH_HANG_AT", "0"))
+if hang_at and os.path.exists(os.environ["FAKE_BENCH_LOG"]):
+    with open(os.environ["FAKE_BENCH_LOG"]) as f:
+        if len(f.read().split("\n")) == hang_at:
+            with open(os.environ["FAKE_BENCH_PIDFILE"] + ".tmp", "w") as f:
+                f.write("%d\n" % os.getpid())
+            os.rename(os.environ["FAKE_BENCH_PIDFILE"] + ".tmp", os.environ["FAKE_BENCH_PIDFILE"])
+            time.sleep(120)
 with open(os.environ["FAKE_BENCH_LOG"], "a") as f:
     f.write("%s suite=%s placement=%s reps=%d results-dir=%s min_time=%s\n"
             % (a.role, a.suite, a.placement, a.repetitions, a.results_dir, a.benchmark_min_time))

@@ -7,9 +7,11 @@ import glob
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 import synth
@@ -310,6 +312,46 @@ class CompareTest(unittest.TestCase):
                            env=tools.env())
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("--continue", p.stderr)
+
+    def test_killed_run_takes_its_benchmark_along(self):
+        # a compare killed with SIGKILL mid-round left its xattn-bench running
+        # to the round's end, beside (and slowing) the --continue that follows
+        exes = self.fake_sides((("A", 1.0), ("B", 1.25)))
+        log, pidfile = os.path.join(self.tmp, "bench.log"), os.path.join(self.tmp, "bench.pid")
+        p = subprocess.Popen(COMPARE + [exes[0], exes[1], "--suite", "smoke", "--reps", "4", "--no-store",
+                                        "--work-dir", os.path.join(self.tmp, "work")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.tmp,
+                             env=tools.env(FAKE_BENCH_LOG=log, FAKE_BENCH_HANG_AT="3", FAKE_BENCH_PIDFILE=pidfile))
+        bench = None
+        try:
+            deadline = time.time() + 60
+            while not os.path.exists(pidfile) and p.poll() is None and time.time() < deadline:
+                time.sleep(0.05)
+            self.assertTrue(os.path.exists(pidfile), "the 3rd run (round 2) started and hangs")
+            with open(pidfile) as fh:
+                bench = int(fh.read())
+            self.assertTrue(alive(bench))
+            p.kill()
+            p.wait()
+            deadline = time.time() + 10
+            while alive(bench) and time.time() < deadline:
+                time.sleep(0.05)
+            self.assertFalse(alive(bench), "the killed compare's benchmark still runs")
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            if bench is not None and alive(bench):
+                os.kill(bench, signal.SIGKILL)
+
+
+def alive(pid):
+    """Whether pid runs (a zombie, dead but not reaped by its new parent, does not)."""
+    try:
+        with open("/proc/%d/stat" % pid) as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 class UnitTest(unittest.TestCase):

@@ -9,6 +9,7 @@ numpy/scipy: the tools import what they use when they run. Subpackages:
   xattn.plot      `xattn plot`
   xattn.peers     PyTorch / ONNX Runtime peers (`xattn peers`)
   xattn.cases     case folders: `xattn make-case`, the numpy `xattn oracle`
+  xattn.children  child processes (benchmarks, builds, peers) that end with the tool
 
 `python3 -m xattn COMMAND ...` runs any command (xattn/__main__.py).
 The binding of the compiled library (xattn.extend_attention, reference,

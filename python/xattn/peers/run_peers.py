@@ -40,6 +40,7 @@ import sys
 import tempfile
 import time
 
+from .. import children
 from . import peers_env, placement, results_json
 
 IMPLS = ("torch", "ort", "ipex")
@@ -374,7 +375,7 @@ def main(argv):
             child = [py, "-m", __spec__.name] + _drop_impl(argv) + [
                 "--impl", ",".join(group), "--plan", plan_path, "--threads", str(n), "--child-out", out]
             env = _ipex_env(a, placement.select(a.place, n)) if kind == "ipex" else None
-            rc = subprocess.run(_drop_sources(child), env=env).returncode
+            rc = children.run(_drop_sources(child), env=env).returncode
             if rc != 0:
                 return rc
             with open(out) as f:

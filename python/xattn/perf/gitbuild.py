@@ -10,6 +10,8 @@ import os
 import shutil
 import subprocess
 
+from .. import children
+
 
 class BuildError(Exception):
     """A revision that cannot be checked out, configured or built; str() is one line."""
@@ -86,7 +88,7 @@ def build_bench(src, build, cmake_args=(), jobs=2, log=None, what="revision"):
         for cmd in steps:
             f.write("$ %s\n" % " ".join(cmd))
             f.flush()
-            rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
+            rc = children.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
             if rc != 0:
                 raise BuildError("%s: '%s' failed (exit %d): %s (log %s)"
                                  % (what, " ".join(cmd[:3]), rc, _error_line(log), log))

@@ -17,6 +17,7 @@ import os
 import subprocess
 import tempfile
 
+from .. import children
 from ..results import ResultsError, is_iteration, validate_benchmark_json
 
 
@@ -62,8 +63,8 @@ def run_once(cmd, out, role, log):
     with open(log, "a") as f:
         f.write("$ %s\n" % " ".join(cmd))
         f.flush()
-        rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env,
-                            cwd=os.path.dirname(out)).returncode
+        rc = children.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env,
+                          cwd=os.path.dirname(out)).returncode
     if rc != 0:
         raise RunError("%s: '%s' exited %d; output in %s" % (role, " ".join(cmd), rc, log))
     try:
