@@ -287,10 +287,51 @@ static void describe_matches_resolve(void) {
   tp_free(&tp);
 }
 
+/* The few-rows layouts' auto prefetch distance: the tokens of ~64 KiB of K and
+ * V rows of every KV head in the cache's storage type, rounded, 1 to 256. */
+static void auto_prefetch_distance(void) {
+  static const struct {
+    int hkv, d, dv;
+    xattn_dtype dtype, cache;
+    int want;
+  } cases[] = {
+      {8, 128, 128, XATTN_BF16, XATTN_DTYPE_SAME, 16}, /* the reference shape: 4 KiB a token */
+      {8, 128, 128, XATTN_F32, XATTN_DTYPE_SAME, 8},
+      {8, 128, 128, XATTN_F16, XATTN_DTYPE_SAME, 16},
+      {8, 128, 128, XATTN_BF16, XATTN_E4M3FN, 32}, /* the cache's bytes, not the problem's */
+      {8, 128, 128, XATTN_F32, XATTN_E5M2, 32},
+      {32, 128, 128, XATTN_BF16, XATTN_DTYPE_SAME, 4}, /* MHA */
+      {32, 256, 256, XATTN_F32, XATTN_DTYPE_SAME, 1},  /* 64 KiB a token: at least 1 */
+      {64, 256, 256, XATTN_F32, XATTN_DTYPE_SAME, 1},
+      {1, 128, 128, XATTN_BF16, XATTN_DTYPE_SAME, 128}, /* MQA */
+      {1, 16, 8, XATTN_BF16, XATTN_E4M3FN, 256},       /* 24 bytes a token: at most 256 */
+      {8, 192, 128, XATTN_BF16, XATTN_DTYPE_SAME, 13}, /* D != DV: 5 KiB a token, rounded */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    xattn_problem p;
+    memset(&p, 0, sizeof p);
+    p.heads_kv = cases[i].hkv;
+    p.heads_q = cases[i].hkv;
+    p.head_dim = cases[i].d;
+    p.head_dim_v = cases[i].dv;
+    p.dtype = cases[i].dtype;
+    p.cache_dtype = cases[i].cache;
+    const int got = xattn_auto_prefetch_tokens(&p);
+    CHECK(got == cases[i].want, "H_KV %d, D %d, DV %d, %s rows (cache %s): %d tokens, want %d", cases[i].hkv,
+          cases[i].d, cases[i].dv, xattn_dtype_name(cases[i].dtype), xattn_dtype_name(cases[i].cache), got,
+          cases[i].want);
+  }
+  xattn_problem empty;
+  memset(&empty, 0, sizeof empty);
+  CHECK(xattn_auto_prefetch_tokens(&empty) == 1, "a shape without heads or dims: 1 token");
+  CHECK(xattn_auto_prefetch_tokens(NULL) == 1, "NULL: 1 token");
+}
+
 static const struct {
   const char *name;
   void (*fn)(void);
 } tests[] = {
+    {"auto_prefetch_distance", auto_prefetch_distance},
     {"reuse_same_bits", reuse_same_bits},
     {"run_allocates_nothing", run_allocates_nothing},
     {"refusals", refusals},

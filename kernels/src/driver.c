@@ -10,6 +10,7 @@
 #include "internal/kernel.h"
 #include "internal/mask.h"
 #include "internal/plan.h"
+#include "xattn/xattn_introspect.h"
 
 /* Upper bound on kvsplit partial storage per call; splits are reduced to fit. */
 #define XATTN_KVSPLIT_MAX_BYTES ((size_t)256 << 20)
@@ -137,14 +138,24 @@ int xattn_decode_fits(const xattn_problem *p) {
   return (int64_t)max_extend(p) * p->heads_q <= XATTN_DECODE_MAX_ROWS;
 }
 
-/* decode and lanes layouts, prefetch 0 = auto: one decode tile (16 tokens)
-   ahead, whatever a token's bytes (lanes rounds it up to its span). One tile
-   of work outlasts a DRAM round trip many times over, and each token further
-   ahead is two more 4 KiB pages in flight (shuffled slots): the distance was
-   ~128 KiB of rows (32 tokens of the bf16 reference shape, 256 of bf16 MQA),
-   and one tile measured 1.02-1.07x on every bf16 decode row from DRAM, 1.0-1.1x
-   from the LLC, MQA 1.2x (bench/README.md "Measured: cold caches") */
-#define XATTN_AUTO_PREFETCH_TOKENS 16
+/* decode and lanes layouts, prefetch 0 = auto: the tokens that hold ~64 KiB
+   of K and V rows (every KV head's; lanes rounds it up to its span): 16 for
+   the bf16 reference shape (H_KV 8, D 128), 8 in f32, 32 for an fp8 cache, 4
+   for bf16 MHA, 128 for bf16 MQA. Until session 20 it was one decode tile (16
+   tokens) whatever a token's bytes: right for bf16 rows of 8 heads (from
+   ~128 KiB ahead that rule had measured 1.02-1.07x on bf16 rows, bench/README.md
+   "Measured: cold caches"), but twice the bytes for f32 rows and eight times
+   for bf16 MHA. On the Zen 3 (bench/README.md "the prefetch distance in
+   bytes", two runs) 1.04-1.39x on f32 reference-shape and MHA decode rows;
+   the Xeon of session 13 preferred 16 tokens for fp8 caches by 2-4 %. */
+#define XATTN_AUTO_PREFETCH_BYTES (64 * 1024)
+int xattn_auto_prefetch_tokens(const xattn_problem *p) {
+  if (!p || p->heads_kv <= 0 || p->head_dim <= 0 || p->head_dim_v <= 0) return 1;
+  const int64_t token = (int64_t)p->heads_kv * (p->head_dim + p->head_dim_v) * (int64_t)xattn_dtype_size(xattn_cache_dtype(p));
+  if (token <= 0) return 1;
+  const int64_t t = (XATTN_AUTO_PREFETCH_BYTES + token / 2) / token;
+  return t < 1 ? 1 : t > 256 ? 256 : (int)t;
+}
 
 /* The kernel-facing summary of the call; run.p is the plan's shape here
  * (only its sizes are read while partitioning) and the caller's data at run time. */
@@ -159,7 +170,7 @@ static void init_run(xattn_plan *pl) {
   run->cap2 = p->logit_cap > 0.0f ? p->logit_cap * XATTN_LOG2E : 0.0f;
   const int decode = xattn_layout_is_few_rows(pl->layout);
   run->lanes = pl->layout == XATTN_LAYOUT_LANES;
-  run->prefetch = !decode || pl->prefetch < 0 ? 0 : pl->prefetch > 0 ? pl->prefetch : XATTN_AUTO_PREFETCH_TOKENS;
+  run->prefetch = !decode || pl->prefetch < 0 ? 0 : pl->prefetch > 0 ? pl->prefetch : xattn_auto_prefetch_tokens(p);
   if (run->prefetch > (1 << 16)) run->prefetch = 1 << 16; /* beyond any use; keeps t0 + prefetch in int32 */
   /* flash layouts (prefetch not -1): the next gathered tile's rows are asked
      for while a tile computes, for caches of 16-bit and fp8 rows: on the Zen 3

@@ -180,7 +180,8 @@ typedef struct xattn_options {
   int kv_splits;       /* kvsplit / decode / lanes layouts: number of key-range splits; <= 0: from the
                           config header, else auto */
   int prefetch;        /* decode / lanes layouts: software prefetch distance in tokens; 0: from the
-                          config header, else auto; < 0: off. flat / gqa / kvsplit: any value but < 0
+                          config header, else auto (xattn_auto_prefetch_tokens: ~64 KiB of
+                          rows ahead); < 0: off. flat / gqa / kvsplit: any value but < 0
                           asks for the next gathered tile's rows (16-bit and fp8 caches); < 0: off */
 } xattn_options;
 

@@ -41,6 +41,14 @@ XATTN_API xattn_status xattn_resolve(const xattn_problem *p, const xattn_options
                            const char **variant, const char **layout,
                            const char **isa, int *threads);
 
+/* The decode / lanes layouts' prefetch distance in tokens when neither the
+ * options nor the config header set one (prefetch 0, "auto"): the tokens that
+ * hold ~64 KiB of K and V rows of every KV head in the cache's storage type,
+ * from 1 to 256 (e.g. 16 for bf16 rows of 8 heads of D 128, 8 for f32). Reads
+ * only heads_kv, head_dim, head_dim_v, dtype and cache_dtype; 1 for a shape
+ * without them. */
+XATTN_API int xattn_auto_prefetch_tokens(const xattn_problem *p);
+
 /* ---- CPU classes (multi-CPU config headers; docs/formats.md) -------------
  * A header merged from the tuned headers of several machines (xattn-tune merge)
  * keys its rows by CPU class as well as by workload class. A CPU class holds
