@@ -24,23 +24,22 @@ p.add_argument("--benchmark_out", required=True)
 p.add_argument("--benchmark_out_format")
 p.add_argument("--benchmark_filter")
 a = p.parse_args()
-# FAKE_BENCH_FAIL_AT=N: the Nth call (counting the log's lines) dies before
-# writing its results, as a killed run does
-fail_at = int(os.environ.get("FAKE_BENCH_FAIL_AT", "0"))
-if fail_at and os.path.exists(os.environ["FAKE_BENCH_LOG"]):
+# this call's number: the log's lines (one per finished call) plus one
+call = 1
+if os.path.exists(os.environ["FAKE_BENCH_LOG"]):
     with open(os.environ["FAKE_BENCH_LOG"]) as f:
-        if len(f.read().split("\n")) == fail_at:
-            raise SystemExit(137)
+        call = len(f.read().split("\n"))
+# FAKE_BENCH_FAIL_AT=N: the Nth call dies before writing its results, as a
+# killed run does
+if call == int(os.environ.get("FAKE_BENCH_FAIL_AT", "0")):
+    raise SystemExit(137)
 # FAKE_BENCH_HANG_AT=N: the Nth call writes its pid to $FAKE_BENCH_PIDFILE and
 # runs on for two minutes, as a long round does
-hang_at = int(os.environ.get("FAKE_BENCH_HANG_AT", "0"))
-if hang_at and os.path.exists(os.environ["FAKE_BENCH_LOG"]):
-    with open(os.environ["FAKE_BENCH_LOG"]) as f:
-        if len(f.read().split("\n")) == hang_at:
-            with open(os.environ["FAKE_BENCH_PIDFILE"] + ".tmp", "w") as f:
-                f.write("%d\n" % os.getpid())
-            os.rename(os.environ["FAKE_BENCH_PIDFILE"] + ".tmp", os.environ["FAKE_BENCH_PIDFILE"])
-            time.sleep(120)
+if call == int(os.environ.get("FAKE_BENCH_HANG_AT", "0")):
+    with open(os.environ["FAKE_BENCH_PIDFILE"] + ".tmp", "w") as f:
+        f.write("%d\n" % os.getpid())
+    os.rename(os.environ["FAKE_BENCH_PIDFILE"] + ".tmp", os.environ["FAKE_BENCH_PIDFILE"])
+    time.sleep(120)
 with open(os.environ["FAKE_BENCH_LOG"], "a") as f:
     f.write("%s suite=%s placement=%s reps=%d results-dir=%s min_time=%s\n"
             % (a.role, a.suite, a.placement, a.repetitions, a.results_dir, a.benchmark_min_time))
