@@ -40,6 +40,33 @@ static inline float V_HSUM(__m256 v) {
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
 }
+/* Lane sums and lane maxima of several vectors at once, for the decode
+ * block (decode/decode.inc): one shuffle tree instead of a horizontal
+ * reduction per vector ending in a scalar. v_sum8: lane i = a[i]'s sum, 21
+ * operations where 8 V_HSUMs take 48. */
+static inline __m256 v_sum8(const __m256 *a) {
+  __m256 t[4];
+  for (int i = 0; i < 4; i++) /* per 128-bit half: x0+x2, y0+y2, x1+x3, y1+y3 of x = a[2i], y = a[2i+1] */
+    t[i] = _mm256_add_ps(_mm256_unpacklo_ps(a[2 * i], a[2 * i + 1]), _mm256_unpackhi_ps(a[2 * i], a[2 * i + 1]));
+  const __m256 u0 = _mm256_add_ps(_mm256_shuffle_ps(t[0], t[1], 0x44), _mm256_shuffle_ps(t[0], t[1], 0xee));
+  const __m256 u1 = _mm256_add_ps(_mm256_shuffle_ps(t[2], t[3], 0x44), _mm256_shuffle_ps(t[2], t[3], 0xee));
+  return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
+}
+/* lane i = a[i]'s sum (v_sum4) or maximum (v_max4), i < 4. max_ps returns
+ * its second operand where either is NaN: v_max4 wants NaN-free vectors. */
+static inline __m128 v_sum4(const __m256 *a) {
+  const __m256 t0 = _mm256_add_ps(_mm256_unpacklo_ps(a[0], a[1]), _mm256_unpackhi_ps(a[0], a[1]));
+  const __m256 t1 = _mm256_add_ps(_mm256_unpacklo_ps(a[2], a[3]), _mm256_unpackhi_ps(a[2], a[3]));
+  const __m256 u = _mm256_add_ps(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xee));
+  return _mm_add_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
+}
+static inline __m128 v_max4(const __m256 *a) {
+  const __m256 t0 = _mm256_max_ps(_mm256_unpacklo_ps(a[0], a[1]), _mm256_unpackhi_ps(a[0], a[1]));
+  const __m256 t1 = _mm256_max_ps(_mm256_unpacklo_ps(a[2], a[3]), _mm256_unpackhi_ps(a[2], a[3]));
+  const __m256 u = _mm256_max_ps(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xee));
+  return _mm_max_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
+}
+#define V_HAVE_SUM8 1
 
 /* 2^x as in simd_avx512.h; 2^n built in the exponent field. x is clamped to
  * -127, where the biased exponent is 0 and the result exactly 0. */
