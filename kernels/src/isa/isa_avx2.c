@@ -19,9 +19,15 @@
  * 0.86, 6 keys 0.93, 9 keys 0.97, 12 keys 1.01, against a two-binary floor
  * of ~0.95 ("the AVX2 decode block's reductions") */
 #define DEC_NEAR_PF 4
-/* the decode block's score loop unrolled 4 e steps: fewer loop and
- * prefetch-test operations per FMA (1.04-1.10x on the L1-resident block's
- * score loop) */
+/* the decode block's score blocks: 3 keys x 4 rows = 12 accumulators of 16
+ * registers (the q rows are the FMAs' memory operands; the tile's last 4 keys
+ * as two blocks of 2). 2 keys x 4 rows are 8 chains of 4-cycle FMAs: exactly
+ * 2 FMAs a cycle, no slack. With v_sum8 and the 4-row softmax the
+ * L1-resident block ran 1.10-1.13x faster on the Zen 3 (bench/README.md "the
+ * AVX2 decode block's reductions") */
+#define DEC_KB 3
+/* its score loop unrolled 4 e steps: fewer loop and prefetch-test operations
+ * per FMA (that loop alone in L1: f32 1.10x, bf16 0.95-1.03x) */
 #define DEC_E_UNROLL 4
 #include "decode/decode.inc"
 
