@@ -67,6 +67,7 @@ static inline __m128 v_max4(const __m256 *a) {
   return _mm_max_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
 }
 #define V_HAVE_SUM8 1
+#define V_HAVE_MAX4 1
 
 /* 2^x as in simd_avx512.h; 2^n built in the exponent field. x is clamped to
  * -127, where the biased exponent is 0 and the result exactly 0. */
@@ -86,6 +87,8 @@ static inline vf V_EXP2(vf x) {
   const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
+/* 2^x of 4 lanes (V_EXP2 on the low half) */
+static inline __m128 v_exp2_4(__m128 x) { return _mm256_castps256_ps128(V_EXP2(_mm256_zextps128_ps256(x))); }
 
 static inline vf v_tanh(vf x) {
   const vf sign = _mm256_set1_ps(-0.0f);

@@ -103,7 +103,7 @@ static inline int v_e4m3fn_has_nan(const void *src, int n) {
  * at 4r..4r+3). A tree of 128-bit, 64-bit and 32-bit halvings: 45 shuffles and
  * adds where 16 horizontal sums take ~130. */
 #define V_HAVE_SUM16 1
-static inline vf v_sum16(const vf a[16]) {
+static inline __attribute__((always_inline)) vf v_sum16(const vf a[16]) {
   vf b[8], c[4], d[2];
   for (int i = 0; i < 8; i++) /* 128-bit lanes 0,1: a[2i]; 2,3: a[2i+1] */
     b[i] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * i], a[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
@@ -118,6 +118,26 @@ static inline vf v_sum16(const vf a[16]) {
   return _mm512_add_ps(_mm512_shuffle_ps(d[0], d[1], _MM_SHUFFLE(2, 0, 2, 0)),
                        _mm512_shuffle_ps(d[0], d[1], _MM_SHUFFLE(3, 1, 3, 1)));
 }
+
+/* lane r = a[r]'s sum (v_sum4) or maximum (v_max4), r < 4: the 4 rows of a
+ * full decode tile's softmax at once (decode.inc dec_full_softmax4). Two
+ * 128-bit halvings leave 128-bit lane r with 4 partial results of a[r], two
+ * in-lane swaps finish them, one permute gathers lane 0 of each: 14
+ * operations where 4 horizontal reductions take ~32. max_ps returns its
+ * second operand where either is NaN: v_max4 wants NaN-free vectors. */
+#define V_REDUCE4(OP)                                                                                   \
+  const __m512 t0 = OP(_mm512_shuffle_f32x4(a[0], a[1], 0x44), _mm512_shuffle_f32x4(a[0], a[1], 0xee)); \
+  const __m512 t1 = OP(_mm512_shuffle_f32x4(a[2], a[3], 0x44), _mm512_shuffle_f32x4(a[2], a[3], 0xee)); \
+  __m512 u = OP(_mm512_shuffle_f32x4(t0, t1, 0x88), _mm512_shuffle_f32x4(t0, t1, 0xdd));                \
+  u = OP(u, _mm512_permute_ps(u, 0x4e));                                                                \
+  u = OP(u, _mm512_permute_ps(u, 0xb1));                                                                \
+  return _mm512_castps512_ps128(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), u))
+static inline __attribute__((always_inline)) __m128 v_sum4(const __m512 *a) { V_REDUCE4(_mm512_add_ps); }
+static inline __attribute__((always_inline)) __m128 v_max4(const __m512 *a) { V_REDUCE4(_mm512_max_ps); }
+#undef V_REDUCE4
+/* 2^x of 4 lanes (V_EXP2 on the low quarter) */
+static inline __attribute__((always_inline)) __m128 v_exp2_4(__m128 x) { return _mm512_castps512_ps128(V_EXP2(_mm512_zextps128_ps512(x))); }
+#define V_HAVE_MAX4 1
 
 static inline __mmask16 tail_mask(int n) {
   return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1u);
