@@ -108,7 +108,12 @@ static inline int v_e4m3fn_has_nan(const void *src, int n) {
 /* The lane sums of 16 vectors in one: lane 4r + k holds the sum of the lanes
  * of a[4k + r] (so with a[4 * key + row], lanes are row-major: row r's 4 keys
  * at 4r..4r+3). A tree of 128-bit, 64-bit and 32-bit halvings: 45 shuffles and
- * adds where 16 horizontal sums take ~130. */
+ * adds where 16 horizontal sums take ~130. The lane reductions here are
+ * always_inline: in isa_amx.c, the largest ISA file, GCC 12 had kept v_sum16
+ * out of line, and every decode block passed its 16 accumulators through
+ * memory (f32 block 1.28-1.38x slower; bench/README.md "Ice Lake"). AVX2's
+ * are inlined as they are (objdump); marking them too moved GCC's inlining
+ * in isa_avx2.c's flash items, unmeasured, so they stay unmarked. */
 #define V_HAVE_SUM16 1
 static inline __attribute__((always_inline)) vf v_sum16(const vf a[16]) {
   vf b[8], c[4], d[2];

@@ -14,8 +14,9 @@ slows both) and reported as the median of those differences with their
 interquartile range; the C call alone is about c - noop. The default prefix
 is 64 keys: with thousands the kernel's own time (milliseconds) varies by
 more than the binding costs, and the difference reads noise (P 4096 on a
-2-core VM: 45-88 us, where P 64 reads 3 us). --clock cpu times this thread's CPU time instead of wall time
-(use it on a shared machine: being descheduled does not count). --tensors torch
+2-core VM: 45-88 us, where P 64 reads 3 us). --clock cpu times this
+thread's CPU time instead of wall time (use it on a shared machine: being
+descheduled does not count). --tensors torch
 passes the same arrays as torch CPU tensors (torch.from_numpy: same memory) to
 the python figure. Prints one line per figure and the overhead.
 """
