@@ -54,18 +54,14 @@ static inline __m256 v_sum8(const __m256 *a) {
 }
 /* lane i = a[i]'s sum (v_sum4) or maximum (v_max4), i < 4. max_ps returns
  * its second operand where either is NaN: v_max4 wants NaN-free vectors. */
-static inline __m128 v_sum4(const __m256 *a) {
-  const __m256 t0 = _mm256_add_ps(_mm256_unpacklo_ps(a[0], a[1]), _mm256_unpackhi_ps(a[0], a[1]));
-  const __m256 t1 = _mm256_add_ps(_mm256_unpacklo_ps(a[2], a[3]), _mm256_unpackhi_ps(a[2], a[3]));
-  const __m256 u = _mm256_add_ps(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xee));
-  return _mm_add_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
-}
-static inline __m128 v_max4(const __m256 *a) {
-  const __m256 t0 = _mm256_max_ps(_mm256_unpacklo_ps(a[0], a[1]), _mm256_unpackhi_ps(a[0], a[1]));
-  const __m256 t1 = _mm256_max_ps(_mm256_unpacklo_ps(a[2], a[3]), _mm256_unpackhi_ps(a[2], a[3]));
-  const __m256 u = _mm256_max_ps(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xee));
-  return _mm_max_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
-}
+#define V_REDUCE4(OP, OP128)                                                          \
+  const __m256 t0 = OP(_mm256_unpacklo_ps(a[0], a[1]), _mm256_unpackhi_ps(a[0], a[1])); \
+  const __m256 t1 = OP(_mm256_unpacklo_ps(a[2], a[3]), _mm256_unpackhi_ps(a[2], a[3])); \
+  const __m256 u = OP(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xee)); \
+  return OP128(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1))
+static inline __m128 v_sum4(const __m256 *a) { V_REDUCE4(_mm256_add_ps, _mm_add_ps); }
+static inline __m128 v_max4(const __m256 *a) { V_REDUCE4(_mm256_max_ps, _mm_max_ps); }
+#undef V_REDUCE4
 #define V_HAVE_SUM8 1
 #define V_HAVE_MAX4 1
 
