@@ -265,6 +265,65 @@ class CompareTest(unittest.TestCase):
             self.assertLess(r["rounds"]["max"], 1.35, r["name"])
         self.assertIn("rounds h/b", p.stdout)
 
+    def test_control_runs_base_again_and_rotates(self):
+        """--control: base's executable a third time a round, the sides rotating;
+        a 1.25x slowdown lies far outside the A/A ratios and stays a regression."""
+        log = os.path.join(self.tmp, "bench.log")
+        exes = self.fake_sides((("A", 1.0), ("B", 1.25)))
+        p = subprocess.run(COMPARE + [exes[0], exes[1], "--control", "--results-dir", self.results,
+                            "--suite", "smoke", "--reps", "3", "--round-reps", "3",
+                            "--work-dir", os.path.join(self.tmp, "work"), "--fail-on-regression"],
+                           capture_output=True, text=True, env=tools.env(FAKE_BENCH_LOG=log), cwd=self.tmp)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        with open(log) as fh:
+            roles = [c.split()[0] for c in fh.read().split("\n")[:-1]]
+        # base head control | head control base | control base head (control is A's executable)
+        self.assertEqual(roles, ["A", "B", "A", "B", "A", "A", "A", "A", "B"])
+        stored = sorted(glob.glob(os.path.join(self.results, "**", "*.json"), recursive=True))
+        self.assertEqual(sorted(results.classify_file(s) for s in stored), ["compare", "results", "results", "results"])
+        self.assertEqual(len([s for s in stored if s.endswith("_compare-smoke-control.json")]), 1, stored)
+        cmp = self.stored_compare()
+        self.assertIsNotNone(cmp["control"])
+        self.assertEqual(cmp["summary"]["regression"], len(cmp["rows"]))
+        self.assertEqual(cmp["summary"]["within_control"], 0)
+        for r in cmp["rows"]:
+            self.assertEqual(r["control_rounds"]["n"], 3, r["name"])
+            self.assertLess(abs(r["control_rounds"]["median"] - 1.0), 0.05, r["name"])
+            self.assertFalse(r["within_control"], r["name"])
+        self.assertIn("A/A c/b", p.stdout)
+
+    def test_control_keeps_a_change_inside_its_spread_unchanged(self):
+        # base steady; head 8 % slower in every round (the U test flags it);
+        # the control (base's code again) moved 0.90-1.12 between rounds
+        def doc(factors, run="run1"):
+            d = synth.make_results(5, reps=1)
+            name = d["benchmarks"][0]["name"]
+            d["benchmarks"] = [{"name": name, "run_name": name, "run_type": "iteration", "time_unit": "ms",
+                                "real_time": f * (1.0 + 0.001 * i), "xattn_round": str(r)}
+                               for r, f in enumerate(factors) for i in range(3)]
+            d["context"]["xattn_interleave_run"] = run
+            return results.ResultFile("x.json", d)
+        base, head = doc([1.0] * 4), doc([1.08] * 4)
+        wide = comparison.compare(base, head, control=doc([0.90, 1.12, 0.95, 1.10]))
+        r = wide["rows"][0]
+        self.assertLess(r["pvalue"], 0.05)
+        self.assertEqual((r["verdict"], r["without_control"], r["within_control"]), ("unchanged", "regression", True))
+        self.assertEqual(wide["summary"]["within_control"], 1)
+        self.assertIn("unchanged (A/A)", comparison.format_text(wide))
+        self.assertIn("A/A control", comparison.format_markdown(wide))
+        narrow = comparison.compare(base, head, control=doc([0.99, 1.01, 1.0, 1.0]))
+        r = narrow["rows"][0]
+        self.assertEqual((r["verdict"], r["within_control"]), ("regression", False))
+        self.assertNotIn("without_control", r)
+        self.assertEqual(comparison.compare(base, head)["rows"][0]["verdict"], "regression", "no control: U test")
+        with self.assertRaises(results.ResultsError):  # a control from another run pairs no rounds
+            comparison.compare(base, head, control=doc([1.0] * 4, run="run2"))
+
+    def test_control_needs_runs_not_files(self):
+        a = self.write("a.json", synth.make_results(11, reps=5))
+        b = self.write("b.json", synth.make_results(12, reps=5, commit="bbbbbbbbbbbb"))
+        self.assertRefused([a, b, "--control"], ["--control", "results files"])
+
     def test_killed_run_goes_on_with_continue(self):
         exes = self.fake_sides((("A", 1.0), ("B", 1.25)))
         log = os.path.join(self.tmp, "bench.log")

@@ -31,6 +31,10 @@ def parse_args(argv):
     cli_options.add_run_options(p)
     cli_options.add_test_options(p)
     p.add_argument("--fail-on-regression", action="store_true", help="exit 1 when any regression is found")
+    p.add_argument("--control", action="store_true",
+                   help="run BASE a second time in every round (A/A; rounds rotate base, head, control): a "
+                        "change counts only when its median round ratio lies outside the control's range "
+                        "(executables or revisions; 1.5x the run time)")
     cli_options.add_build_options(p)
     p.add_argument("--allow-mixed-machines", action="store_true",
                    help="compare results from different machines")
@@ -69,7 +73,8 @@ def _say(msg):
 
 
 def _run_sides(a, kinds, repo):
-    """Build (if revisions) and run both sides; returns two ResultFile objects."""
+    """Build (if revisions) and run both sides (and the control, base again,
+    with --control); returns a ResultFile per side."""
     sides = []
     work = a.work_dir or os.path.join(repo or os.getcwd(), "build-compare")
     for role, (kind, value) in zip(("base", "head"), kinds):
@@ -79,6 +84,8 @@ def _run_sides(a, kinds, repo):
         else:
             exe = value
         sides.append((role, exe))
+    if a.control:
+        sides.append(("control", sides[0][1]))
     _say("running %d interleaved rounds x %d repetitions, suite %s%s"
          % (a.reps, a.round_reps, a.suite, ", cores " + a.cores if a.cores else ""))
     os.makedirs(work, exist_ok=True)
@@ -128,13 +135,19 @@ def main(argv=None):
             if a.resume_dir:
                 raise ResultsError("--continue %s: BASE and HEAD are results files; it goes on with the "
                                    "rounds of two executables or revisions" % a.resume_dir)
+            if a.control:
+                raise ResultsError("--control: BASE and HEAD are results files; the control runs BASE's "
+                                   "executable a second time in every round, so it needs two executables "
+                                   "or revisions")
             base, head = load_results(kinds[0][1]), load_results(kinds[1][1])
+            control = None
         else:
             try:
-                base, head = _run_sides(a, kinds, repo)
+                base, head, *rest = _run_sides(a, kinds, repo)
             except (gitbuild.BuildError, runner.RunError) as e:
                 return _fail(a, EXIT_FAILED, str(e))
-        cmp = comparison.compare(base, head, a.alpha, a.threshold, a.allow_mixed_machines)
+            control = rest[0] if rest else None
+        cmp = comparison.compare(base, head, a.alpha, a.threshold, a.allow_mixed_machines, control)
     except ResultsError as e:
         return _fail(a, EXIT_REFUSED, str(e))
     if not a.no_store:

@@ -14,6 +14,17 @@ that moves the whole machine between rounds cancels in the ratio, where it
 widens the pooled samples the U test sees. Rounds are paired only between the
 two sides of one interleaved run (the same `xattn_interleave_run` in both
 contexts): two files measured at different times have no such pairs.
+
+A control (`xattn compare --control`: base's executable run a second time in
+every round of the same interleaved run) gives each benchmark an A/A noise
+floor measured beside the change: its paired round ratios control / base,
+whose code is identical. With a control, a change is a regression or an
+improvement only when, besides the U test and the threshold, the median of
+its paired round ratios lies outside the range of the control's: on a shared
+machine two builds of the same code ran 0.71-1.39 apart per round
+(bench/README.md "Ice Lake"), more than any threshold, and a change inside
+such a spread is not told apart from it. Such rows stay "unchanged" and say what
+the U test alone would have called them (`without_control`).
 """
 from . import stats
 from ..results import (COMPARE_SCHEMA, RATE_COUNTERS, ResultsError, parse_name,
@@ -112,14 +123,25 @@ def _verdict(pvalue, change, alpha, threshold):
     return "unchanged"
 
 
-def compare(base, head, alpha=0.05, threshold_pct=5.0, allow_mixed_machines=False):
-    """Compare two ResultFile objects; returns the JSON-ready comparison dict."""
+def _within(rounds, control):
+    """Whether the median paired round ratio lies inside the control's range."""
+    return control["min"] <= rounds["median"] <= control["max"]
+
+
+def compare(base, head, alpha=0.05, threshold_pct=5.0, allow_mixed_machines=False, control=None):
+    """Compare two ResultFile objects; returns the JSON-ready comparison dict.
+    control: a third ResultFile, base's executable again in every round of the
+    same interleaved run (ResultsError otherwise), or None."""
     pairs = check_comparable(base, head, allow_mixed_machines)
     threshold = threshold_pct / 100.0
     rows = []
     n_min = None
     run = base.context.get("xattn_interleave_run")  # rounds pair only within one interleaved run
     paired_rounds = bool(run) and run == head.context.get("xattn_interleave_run")
+    if control is not None and not (paired_rounds and control.context.get("xattn_interleave_run") == run):
+        raise ResultsError("control %s: not a side of the interleaved run of base %s and head %s"
+                           % (control.path, base.path, head.path))
+    control_names = set(control.names()) if control is not None else set()
     tests = []  # (a, b, where its p-value goes): all U tests run at once below
     for base_name, name in pairs:
         a, b = base.samples(base_name), head.samples(name)
@@ -146,6 +168,8 @@ def compare(base, head, alpha=0.05, threshold_pct=5.0, allow_mixed_machines=Fals
             "base_time_s": ma, "head_time_s": mb, "time_change": change,
             "counters": counters,
             "rounds": round_ratios(a, b) if paired_rounds else None,
+            "control_rounds": round_ratios(a, control.samples(base_name))
+            if base_name in control_names else None,
         })
     for (_, _, where), p in zip(tests, stats.utest_pvalues([(a, b) for a, b, _ in tests])):
         if isinstance(where, dict):
@@ -154,17 +178,24 @@ def compare(base, head, alpha=0.05, threshold_pct=5.0, allow_mixed_machines=Fals
             r = rows[where]
             r.update({"pvalue": p, "significant": p is not None and p < alpha,
                       "verdict": _verdict(p, r["time_change"], alpha, threshold)})
+            if r["control_rounds"] and r["rounds"]:
+                r["within_control"] = _within(r["rounds"], r["control_rounds"])
+                if r["within_control"] and r["verdict"] in ("regression", "improvement"):
+                    r["without_control"] = r["verdict"]
+                    r["verdict"] = "unchanged"
     ratios = [r["head_time_s"] / r["base_time_s"] for r in rows if r["base_time_s"] > 0]
     gf = [r["counters"]["gflops"]["head"] / r["counters"]["gflops"]["base"]
           for r in rows if "gflops" in r["counters"] and r["counters"]["gflops"]["base"] > 0]
     paired_base, paired_head = {b for b, _ in pairs}, {h for _, h in pairs}
     summary = {v: sum(1 for r in rows if r["verdict"] == v)
                for v in ("regression", "improvement", "unchanged", "untested")}
+    summary["within_control"] = sum(1 for r in rows if r.get("without_control"))
     return {
         "schema": COMPARE_SCHEMA,
         "created": utc_stamp(),
         "alpha": alpha, "threshold_pct": threshold_pct, "utest": stats.utest_source(),
         "base": _side_info(base, n_min), "head": _side_info(head, n_min),
+        "control": _side_info(control, n_min) if control is not None else None,
         "machine": head.machine if base.machine == head.machine else "mixed",
         "rows": rows,
         "only_base": [n for n in base.names() if n not in paired_base],
@@ -244,7 +275,12 @@ def format_text(cmp):
     common, short = short_names(names)
     if common:
         lines.append("common to all rows: " + common)
-    header = ["benchmark", "base", "head", "time", "rounds h/b", "gflops", "gflops", "tok/s", "%peak", "p", "verdict"]
+    with_control = cmp.get("control") is not None
+    if with_control:
+        lines.append("control: base's executable again in every round (A/A); a change counts only when "
+                     "its median round ratio h/b lies outside the control's range c/b")
+    header = ["benchmark", "base", "head", "time", "rounds h/b"] + (["A/A c/b"] if with_control else []) + \
+        ["gflops", "gflops", "tok/s", "%peak", "p", "verdict"]
     table = [header]
     renamed = {}
     for r in cmp["rows"]:
@@ -256,13 +292,14 @@ def format_text(cmp):
         table.append([
             short[r["name"]] + (" ~" if r.get("resolved_change") else ""), _fmt_time(r["base_time_s"]), _fmt_time(r["head_time_s"]),
             _pct(r["time_change"]),
-            fmt_rounds(r["rounds"]),
+            fmt_rounds(r["rounds"])] + ([fmt_rounds(r.get("control_rounds"))] if with_control else []) + [
             ("%.1f->%.1f" % (gf["base"], gf["head"])) if gf else "-",
             _pct(gf["change"]) if gf else "-",
             _pct(c["tokens_per_s"]["change"]) if "tokens_per_s" in c else "-",
             _pct(c["pct_peak"]["change"]) if "pct_peak" in c else "-",
             _fmt_p(r["pvalue"]),
-            r["verdict"].upper() if r["verdict"] in ("regression", "improvement") else r["verdict"],
+            r["verdict"].upper() if r["verdict"] in ("regression", "improvement")
+            else "unchanged (A/A)" if r.get("without_control") else r["verdict"],
         ])
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for i, row in enumerate(table):
@@ -277,6 +314,9 @@ def format_text(cmp):
                     _pct(g["gflops_ratio"] - 1) if g["gflops_ratio"] == g["gflops_ratio"] else "n/a"))
     lines.append("summary: %d regression(s), %d improvement(s), %d unchanged, %d untested"
                  % (s["regression"], s["improvement"], s["unchanged"], s["untested"]))
+    if s.get("within_control"):
+        lines.append("(A/A) %d change(s) the U test alone would flag lie within the control's round ratios: "
+                     "counted unchanged" % s["within_control"])
     for change, count in sorted(renamed.items()):
         lines.append("~ %d benchmark(s) paired across a changed resolution (names shown are head's): %s"
                      % (count, change))
@@ -308,6 +348,9 @@ def format_markdown(cmp):
     loads = [x["load_avg"] for x in (b, h) if x.get("load_avg") is not None]
     if loads:
         lines[-1] += " Load average at the start: %s." % " / ".join("%.1f" % l for l in loads)
+    if cmp.get("control") is not None:
+        lines[-1] += (" With an A/A control (base run twice a round): %d change(s) within its round ratios "
+                      "counted unchanged." % s.get("within_control", 0))
     shown = [r for r in cmp["rows"] if r["verdict"] in ("regression", "improvement")]
     shown.sort(key=lambda r: (r["verdict"] != "regression", -abs(r["time_change"])))
     if shown:

@@ -1,9 +1,11 @@
-"""Interleaved A/B runs of two benchmark executables.
+"""Interleaved runs of two (or three) benchmark executables.
 
 Rounds alternate the two sides, in ABBA order (A B, B A, A B, ...): a slow
 drift of the machine (other jobs, thermal state, frequency) hits both sides
 alike, and each side runs first in half the rounds, so that a bias of the
-first (or second) run of a round cancels instead of landing on one side. (How
+first (or second) run of a round cancels instead of landing on one side.
+Three sides (`xattn compare --control`: base, head and base again) rotate
+(A B C, B C A, C A B, ...): each holds each place in a third of the rounds. (How
 large such a bias is was not measured on its own: on a shared 2-core VM two
 builds of identical code ran up to ~10 % apart, bench/README.md "the near
 prefetch", with position and build not told apart.) Each round is one short xattn-bench invocation
@@ -128,7 +130,7 @@ def _kept_round(tmp, r, sides):
 def run_interleaved(sides, rounds, reps, suite=None, cores=None, use_taskset=False,
                     bench_filter=None, extra=(), progress=None, workdir=None, min_time=None,
                     baselines=False, resume_dir=None, resumable=False):
-    """sides: [(role, exe), (role, exe)]. Returns [merged results dict per side].
+    """sides: [(role, exe), ...], two or three. Returns [merged results dict per side].
 
     The rounds go to a folder of their own beside a plan of their commands;
     resume_dir names such a folder of an earlier, killed or shorter, run of
@@ -168,8 +170,8 @@ def run_interleaved(sides, rounds, reps, suite=None, cores=None, use_taskset=Fal
                 collected[i].append(data)
             continue
         order = list(enumerate(sides))
-        if r % 2:  # ABBA: every other round the other side first
-            order.reverse()
+        k = r % len(order)  # rotated: two sides alternate (ABBA), three take turns at each place
+        order = order[k:] + order[:k]
         for i, (role, exe) in order:
             out = os.path.join(tmp, "round%d-%s.json" % (r, role))
             if os.path.exists(out):  # a side of a round that did not finish: run again
