@@ -212,10 +212,17 @@ int main(int argc, char **argv) {
   }
   // Our results file: Google Benchmark's own JSON file reporter writes to a
   // temp file next to the final name, which we then publish with link().
-  bool user_out = false, user_reps = false, user_display = false;
+  bool user_out = false, user_reps = false, user_display = false, interleaved = false;
+  int reps = g_session.opt.repetitions;
   for (int i = 1; i < argc; i++) {
     if (std::strncmp(argv[i], "--benchmark_out=", 16) == 0) user_out = true;
-    if (std::strncmp(argv[i], "--benchmark_repetitions=", 24) == 0) user_reps = true;
+    if (std::strncmp(argv[i], "--benchmark_repetitions=", 24) == 0) user_reps = true, reps = std::atoi(argv[i] + 24);
+    // Google Benchmark's own flag: every repetition of every row in a random
+    // order, so that rows compared within one run (--prefetch, --layouts,
+    // --variants values) share the machine's drift (bench/README.md)
+    if (std::strcmp(argv[i], "--benchmark_enable_random_interleaving") == 0 ||
+        std::strcmp(argv[i], "--benchmark_enable_random_interleaving=true") == 0)
+      interleaved = true;
     if (std::strncmp(argv[i], "--benchmark_display_aggregates_only", 35) == 0) user_display = true;
     if (std::strncmp(argv[i], "--benchmark_list_tests", 22) == 0 &&
         std::strcmp(argv[i], "--benchmark_list_tests=false") != 0)
@@ -284,6 +291,9 @@ int main(int argc, char **argv) {
   benchmark::Initialize(&gargc, gargv.data());
   if (benchmark::ReportUnrecognizedArguments(gargc, gargv.data())) return 2;
   g_session.progress_total = count_selected(benchmark::GetBenchmarkFilter(), done);
+  // interleaved, a row comes back once per repetition: progress counts visits
+  // (two repetitions of one row in a row count once, so it may end short)
+  if (interleaved) g_session.progress_total *= reps > 1 ? reps : 1;
   xb_context(&g_session, add_context, nullptr);
   add_context("xattn_resume_key", resume_key.c_str(), nullptr);
   xb_likwid_init();

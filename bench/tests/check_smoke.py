@@ -103,6 +103,18 @@ with tempfile.TemporaryDirectory() as results:
             want *= len(v)
         for key, got in settings.items():
             check(len(got) == want, f"{key}: {len(got)} run settings, want {want} ({sorted(got)})")
+        if "--benchmark_enable_random_interleaving=true" in extra:
+            # each repetition of each row on its own, rows mixed: every row comes
+            # back, and the progress total counts repetitions
+            visits = re.findall(r"^\[(\d+)/(\d+)\] (\S+) eta", run.stderr, re.M)
+            names = [v[2] for v in visits]
+            check(visits and int(visits[0][1]) == 3 * len(set(names)), f"progress total {visits[:1]}: 3 x {len(set(names))} rows")
+            check(len(names) > len(set(names)), "interleaved: rows visited more than once")
+            its = {}
+            for r in rows:
+                if r.get("run_type") == "iteration":
+                    its[r["run_name"]] = its.get(r["run_name"], 0) + 1
+            check(its and set(its.values()) == {3}, f"3 repetitions a row: {sorted(set(its.values()))}")
         medians = [r for r in rows if r.get("aggregate_name") == "median"]
         check(len(medians) > 0, "median aggregates present")
         # Google Benchmark's own compare.py reads the file (Debian: libbenchmark-tools)
