@@ -5,7 +5,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cctype>
 #include <cstring>
+#include <strings.h>
 #include <dirent.h>
 #include <regex>
 #include <set>
@@ -173,6 +175,17 @@ std::string resume_key_of(int argc, char **argv) {
   return hex;
 }
 
+// A boolean flag's value as Google Benchmark reads it (IsTruthyFlagValue in
+// its commandlineflags.cc): empty is true; one character is true when it is a
+// letter or digit other than 0, f, n; else anything but false, no, off (any
+// case). NULL (an unset variable): false.
+bool truthy(const char *v) {
+  if (!v) return false;
+  if (!v[0]) return true;
+  if (!v[1]) return std::isalnum((unsigned char)v[0]) && !std::strchr("0fFnN", v[0]);
+  return strcasecmp(v, "false") != 0 && strcasecmp(v, "no") != 0 && strcasecmp(v, "off") != 0;
+}
+
 void add_measured(const char *name, void *set) { static_cast<std::set<std::string> *>(set)->insert(name); }
 
 // The rows earlier runs with this key measured, from every result in subdir
@@ -212,7 +225,8 @@ int main(int argc, char **argv) {
   }
   // Our results file: Google Benchmark's own JSON file reporter writes to a
   // temp file next to the final name, which we then publish with link().
-  bool user_out = false, user_reps = false, user_display = false, interleaved = false;
+  bool user_out = false, user_reps = false, user_display = false,
+       interleaved = truthy(std::getenv("BENCHMARK_ENABLE_RANDOM_INTERLEAVING"));
   int reps = g_session.opt.repetitions;
   for (int i = 1; i < argc; i++) {
     if (std::strncmp(argv[i], "--benchmark_out=", 16) == 0) user_out = true;
@@ -220,9 +234,8 @@ int main(int argc, char **argv) {
     // Google Benchmark's own flag: every repetition of every row in a random
     // order, so that rows compared within one run (--prefetch, --layouts,
     // --variants values) share the machine's drift (bench/README.md)
-    if (std::strcmp(argv[i], "--benchmark_enable_random_interleaving") == 0 ||
-        std::strcmp(argv[i], "--benchmark_enable_random_interleaving=true") == 0)
-      interleaved = true;
+    if (std::strncmp(argv[i], "--benchmark_enable_random_interleaving", 38) == 0)
+      interleaved = argv[i][38] == '\0' || (argv[i][38] == '=' && truthy(argv[i] + 39)); // the last one counts
     if (std::strncmp(argv[i], "--benchmark_display_aggregates_only", 35) == 0) user_display = true;
     if (std::strncmp(argv[i], "--benchmark_list_tests", 22) == 0 &&
         std::strcmp(argv[i], "--benchmark_list_tests=false") != 0)
