@@ -5,7 +5,7 @@
 # clang into BUILD_DIR (default build/fuzz; only the loaders and libxattn with
 # one variant), writes the seed corpora (the targets write their own valid
 # seeds, the suites come from bench/suites) and runs each target for
-# XATTN_FUZZ_SECONDS (default 20) seconds. A crash, a sanitizer report, a leak
+# XATTN_FUZZ_SECONDS (default 20) seconds, nproc targets at a time. A crash, a sanitizer report, a leak
 # or a refusal that is not one line fails the script; the input that did it is
 # kept under BUILD_DIR/artifacts/. The results-file loader is Python: it is
 # fuzzed by python/tests/test_results_fuzz.py (ctest python.results_fuzz).
@@ -27,18 +27,36 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$build/artifacts"
-for t in case_folder suite tune_cache salvage; do
-  corpus="$work/$t"
+# one target: its corpus, its run, its log; the targets run $(nproc) at a time
+# (each is one process: on 2 cores two of them take the time of one)
+fuzz_one() {
+  local t=$1 corpus="$work/$1"
   mkdir -p "$corpus"
   [ "$t" = suite ] && cp "$root"/bench/suites/*.json "$corpus/"
-  echo "== fuzz_$t: ${secs}s" >&2
   (cd "$work" && XATTN_FUZZ_SEEDS="$corpus" "$build/fuzz/fuzz_$t" -max_total_time="$secs" -max_len=65536 \
-     -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" "$corpus" 2>"$work/$t.log") || {
-    tail -40 "$work/$t.log" >&2
-    echo "fuzz: fuzz_$t failed; the input is in $build/artifacts/" >&2
-    exit 1
-  }
-  grep -E "^stat::number_of_executed_runs|^Done" "$work/$t.log" | tr '\n' ' ' >&2
-  echo >&2
+     -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" "$corpus" 2>"$work/$t.log")
+}
+targets=(case_folder suite tune_cache salvage)
+par=$(nproc)
+for ((i = 0; i < ${#targets[@]}; i += par)); do
+  batch=("${targets[@]:i:par}")
+  pids=()
+  for t in "${batch[@]}"; do
+    echo "== fuzz_$t: ${secs}s" >&2
+    fuzz_one "$t" &
+    pids+=($!)
+  done
+  for k in "${!batch[@]}"; do
+    t=${batch[$k]}
+    if ! wait "${pids[$k]}"; then
+      wait # the batch's other targets finish before the script stops
+      tail -40 "$work/$t.log" >&2
+      echo "fuzz: fuzz_$t failed; the input is in $build/artifacts/" >&2
+      exit 1
+    fi
+    printf 'fuzz_%s: ' "$t" >&2
+    grep -E "^stat::number_of_executed_runs|^Done" "$work/$t.log" | tr '\n' ' ' >&2
+    echo >&2
+  done
 done
 echo "fuzz: all targets ran ${secs}s each without a finding" >&2

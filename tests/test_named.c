@@ -1655,6 +1655,11 @@ static void kv_packed_once(void) {
   const char *bounds[] = {NULL, "1", "190000", "370000", "540000"}; /* a pair: ~180 KB */
   /* 32-query blocks, or the nearest this build compiled */
   const char *variant = tp_compiled_variant("32x64");
+  /* one problem (and its fp64 reference) per window, run by every ISA, layout
+     and bound: the reference is most of this test's time under the sanitizers */
+  tproblem tps[2];
+  for (int wi = 0; wi < 2; ++wi)
+    build(&tps[wi], &s, with(M_CAUSAL, XATTN_BF16, XATTN_MODE_CAUSAL, 0, windows[wi][0], windows[wi][1]), 777 + wi);
   for (int isa = 0; isa < xattn_isa_count(); ++isa) {
     const char *name = xattn_isa_name(isa);
     if (!xattn_isa_runnable(name)) continue;
@@ -1665,13 +1670,12 @@ static void kv_packed_once(void) {
         for (int bi = 0; bi < (packs ? 5 : 1); ++bi) {
           if (bounds[bi]) setenv("XATTN_KVPACK_WAVE_BYTES", bounds[bi], 1);
           else unsetenv("XATTN_KVPACK_WAVE_BYTES");
-          tproblem tp;
-          build(&tp, &s, with(M_CAUSAL, XATTN_BF16, XATTN_MODE_CAUSAL, 0, windows[wi][0], windows[wi][1]), 777 + wi);
+          tproblem *tp = &tps[wi];
           tp_exec e = {name, variant, layouts[li], 2, XATTN_SCHED_AUTO, li == 2 ? 3 : 0, 0};
           xattn_options o;
           tp_exec_options(&e, &o);
           xattn_plan *pl = NULL;
-          CHECK(xattn_plan_create(&tp.p, &o, &pl) == XATTN_OK, "%s plan: %s", name, xattn_last_error());
+          CHECK(xattn_plan_create(&tp->p, &o, &pl) == XATTN_OK, "%s plan: %s", name, xattn_last_error());
           int waves = 0;
           const int64_t pairs = xattn_plan_kv_packed_pairs(pl, &waves);
           xattn_plan_destroy(pl);
@@ -1682,15 +1686,15 @@ static void kv_packed_once(void) {
           CHECK((pairs > 0) == (waves > 0) && waves <= pairs, "%s: %d waves for %lld pairs", name, waves, (long long)pairs);
           if (waves > most_waves) most_waves = waves;
           xattn_status st;
-          tp_result r = tp_run_check(&tp, &e, &st);
+          tp_result r = tp_run_check(tp, &e, &st);
           CHECK(st == XATTN_OK && tp_ok(&r), "%s %s window %d bound %s: status %d, %lld bad", name, layouts[li],
                 windows[wi][0], bounds[bi] ? bounds[bi] : "default", (int)st, (long long)r.bad);
           n_runs++;
-          tp_free(&tp);
         }
     unsetenv("XATTN_KVPACK_WAVE_BYTES");
     if (packs) CHECK(most_waves >= 4, "amx: at most %d waves, the small bounds should give one per pair", most_waves);
   }
+  for (int wi = 0; wi < 2; ++wi) tp_free(&tps[wi]);
 }
 
 /* ---- kv_packed_local ------------------------------------------------------------
@@ -1712,20 +1716,22 @@ static void kv_packed_local(void) {
   const char *layouts[] = {"gqa", "flat", "kvsplit"};
   const xattn_schedule scheds[] = {XATTN_SCHED_DYNAMIC, XATTN_SCHED_STATIC};
   const char *variant = tp_compiled_variant("32x64");
+  tproblem tps[2]; /* one problem and reference per shape, run by every ISA (as kv_packed_once) */
+  for (int si = 0; si < 2; ++si)
+    build(&tps[si], shapes[si], with(M_CAUSAL, XATTN_BF16, XATTN_MODE_BIDIRECTIONAL, 0, -1, -1), 881 + si);
   for (int isa = 0; isa < xattn_isa_count(); ++isa) {
     const char *name = xattn_isa_name(isa);
     if (!xattn_isa_runnable(name)) continue;
     const int packs = !strcmp(name, "amx");
     for (int si = 0; si < 2; ++si) {
-      tproblem tp;
-      build(&tp, shapes[si], with(M_CAUSAL, XATTN_BF16, XATTN_MODE_BIDIRECTIONAL, 0, -1, -1), 881 + si);
+      tproblem *tp = &tps[si];
       for (int li = 0; li < 3; ++li)
         for (int ci = 0; ci < (packs ? 2 : 1); ++ci) {
           tp_exec e = {name, variant, layouts[li], 2, scheds[ci], li == 2 ? 3 : 0, 0};
           xattn_options o;
           tp_exec_options(&e, &o);
           xattn_plan *pl = NULL;
-          CHECK(xattn_plan_create(&tp.p, &o, &pl) == XATTN_OK, "%s plan: %s", name, xattn_last_error());
+          CHECK(xattn_plan_create(&tp->p, &o, &pl) == XATTN_OK, "%s plan: %s", name, xattn_last_error());
           int waves = -1;
           const int64_t pairs = xattn_plan_kv_packed_pairs(pl, &waves);
           xattn_plan_destroy(pl);
@@ -1733,14 +1739,14 @@ static void kv_packed_local(void) {
                 "%s %s %s: %lld pairs packed in %d waves, expected %d in %d", name, shapes[si]->name, layouts[li],
                 (long long)pairs, waves, packs ? want_pairs[si] : 0, packs ? want_waves[si] : 0);
           xattn_status st;
-          tp_result r = tp_run_check(&tp, &e, &st);
+          tp_result r = tp_run_check(tp, &e, &st);
           CHECK(st == XATTN_OK && tp_ok(&r), "%s %s %s schedule %d: status %d, %lld bad", name, shapes[si]->name,
                 layouts[li], (int)scheds[ci], (int)st, (long long)r.bad);
           n_runs++;
         }
-      tp_free(&tp);
     }
   }
+  for (int si = 0; si < 2; ++si) tp_free(&tps[si]);
 }
 
 /* ---- cpu_class_match ---------------------------------------------------------
