@@ -65,11 +65,18 @@
      1.11-1.91x at B 8, at B 1 1.59x to 0.97x; MQA 0.78-1.47x (loses at B 1 from    \
      E 32); MHA 1.06-2.6x; e4m3fn caches 1.13-3.5x; bench/README.md "the E 5-64     \
      bucket on Zen 4". The Xeon's older f32 figures (bench/README.md "the lanes     \
-     layout") lost from E 16 at B 1 (0.73-0.92x): f32 there is not re-measured */   \
+     layout") lost from E 16 at B 1 (0.73-0.92x): f32 there is not re-measured.    \
+     f32 without software prefetch (prefetch -1): on Ice Lake (session 24, 3      \
+     interleaved rounds, auto / off time) the next span's rows asked for in a     \
+     burst stall the lanes tile's loads: reference shape E 8-16 1.09-1.38x        \
+     faster without, D 256 1.32x, MHA E 32 1.49x, E 32-64 and MQA 0.88-1.07x;   \
+     f32 queries on an fp8 cache lose 0-11 % (128-byte rows: the hardware         \
+     prefetchers follow them less). Zen 4 not re-measured; bench/README.md        \
+     "the lanes tile's prefetch on Ice Lake" */                                   \
   X("avx512bf16", "bf16", -1, -1, "*", 2, 2, "64x64", "decode", "static", 0, 0, 0, 16, 32) \
   X("avx512bf16", "bf16", -1, -1, "*", 2, 3, "64x64", "decode", "static", 0, 0, 0, 16, 32) \
-  X("avx512", "f32", -1, -1, "*", 2, 2, "64x64", "decode", "static", 0, 0, 0, 16, 32)  \
-  X("avx512", "f32", -1, -1, "*", 2, 3, "64x64", "decode", "static", 0, 0, 0, 16, 32)  \
+  X("avx512", "f32", -1, -1, "*", 2, 2, "64x64", "decode", "static", 0, 0, -1, 16, 32) \
+  X("avx512", "f32", -1, -1, "*", 2, 3, "64x64", "decode", "static", 0, 0, -1, 16, 32) \
   /* bf16 on AMX tiles: tile products are cheap, the softmax is not, so long key   \
      tiles win; since masked tiles mask only where rows end, 128x256 beats 64x512 \
      (targets suite, 2 threads, 3 rounds: causal 2048 1.09x, 4096 1.06x, prefix  \
