@@ -5,10 +5,11 @@
 # clang into BUILD_DIR (default build/fuzz; only the loaders and libxattn with
 # one variant), writes the seed corpora (the targets write their own valid
 # seeds, the suites come from bench/suites) and runs each target for
-# XATTN_FUZZ_SECONDS (default 20) seconds, nproc targets at a time. A crash, a sanitizer report, a leak
-# or a refusal that is not one line fails the script; the input that did it is
-# kept under BUILD_DIR/artifacts/. The results-file loader is Python: it is
-# fuzzed by python/tests/test_results_fuzz.py (ctest python.results_fuzz).
+# XATTN_FUZZ_SECONDS (default 20) seconds, nproc targets at a time. A crash, a
+# sanitizer report, a leak or a refusal that is not one line fails the script;
+# the input that did it is kept under BUILD_DIR/artifacts/. The results-file
+# loader is Python: it is fuzzed by python/tests/test_results_fuzz.py (ctest
+# python.results_fuzz).
 # usage: scripts/fuzz.sh [BUILD_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
