@@ -186,6 +186,17 @@ bool truthy(const char *v) {
   return strcasecmp(v, "false") != 0 && strcasecmp(v, "no") != 0 && strcasecmp(v, "off") != 0;
 }
 
+// Whether arg is Google Benchmark's boolean flag `name` ("--name" or
+// "--name=VALUE"); if so, *on takes its value as Google Benchmark reads it.
+bool gb_bool_flag(const char *arg, const char *name, bool *on) {
+  const size_t n = std::strlen(name);
+  if (std::strncmp(arg, "--", 2) != 0 || std::strncmp(arg + 2, name, n) != 0) return false;
+  const char *rest = arg + 2 + n;
+  if (*rest != '\0' && *rest != '=') return false;
+  *on = *rest == '\0' || truthy(rest + 1);
+  return true;
+}
+
 void add_measured(const char *name, void *set) { static_cast<std::set<std::string> *>(set)->insert(name); }
 
 // The rows earlier runs with this key measured, from every result in subdir
@@ -225,8 +236,11 @@ int main(int argc, char **argv) {
   }
   // Our results file: Google Benchmark's own JSON file reporter writes to a
   // temp file next to the final name, which we then publish with link().
+  // Google Benchmark's boolean flags we act on, read as it reads them: its
+  // environment variable first, then the flags (the last one counts)
   bool user_out = false, user_reps = false, user_display = false,
-       interleaved = truthy(std::getenv("BENCHMARK_ENABLE_RANDOM_INTERLEAVING"));
+       interleaved = truthy(std::getenv("BENCHMARK_ENABLE_RANDOM_INTERLEAVING")),
+       listing = truthy(std::getenv("BENCHMARK_LIST_TESTS"));
   int reps = g_session.opt.repetitions;
   for (int i = 1; i < argc; i++) {
     if (std::strncmp(argv[i], "--benchmark_out=", 16) == 0) user_out = true;
@@ -234,13 +248,11 @@ int main(int argc, char **argv) {
     // Google Benchmark's own flag: every repetition of every row in a random
     // order, so that rows compared within one run (--prefetch, --layouts,
     // --variants values) share the machine's drift (bench/README.md)
-    if (std::strncmp(argv[i], "--benchmark_enable_random_interleaving", 38) == 0)
-      interleaved = argv[i][38] == '\0' || (argv[i][38] == '=' && truthy(argv[i] + 39)); // the last one counts
+    gb_bool_flag(argv[i], "benchmark_enable_random_interleaving", &interleaved);
+    gb_bool_flag(argv[i], "benchmark_list_tests", &listing);
     if (std::strncmp(argv[i], "--benchmark_display_aggregates_only", 35) == 0) user_display = true;
-    if (std::strncmp(argv[i], "--benchmark_list_tests", 22) == 0 &&
-        std::strcmp(argv[i], "--benchmark_list_tests=false") != 0)
-      user_out = true; // listing runs nothing: no results file
   }
+  if (listing) user_out = true; // listing runs nothing: no results file
   if (xb_session_open(&g_session, err, sizeof err) != 0) {
     std::fprintf(stderr, "xattn-bench: %s\n", err);
     return 2;
@@ -317,7 +329,7 @@ int main(int argc, char **argv) {
   for (int r = 0; r < g_session.nrows; r++) measured += g_measured[r], failed += g_failed[r] && !g_measured[r];
   int status = 0;
   if (failed) std::fprintf(stderr, "xattn-bench: %d row(s) failed (error_occurred in the results)\n", failed);
-  if (!ran || !measured) {
+  if (!listing && (!ran || !measured)) { // a listing ran nothing on purpose: it succeeds
     // nothing to compare or plot: a results file would only look like a run
     std::fprintf(stderr, "xattn-bench: no row was measured (%zu run, %d failed%s%s); no results file written\n", ran,
                  failed, g_first_error.empty() ? "" : ", first: ", g_first_error.c_str());

@@ -212,5 +212,36 @@ with tempfile.TemporaryDirectory() as tmp:
         print(("ok  " if ok else "FAIL"), "killed run:", what)
         if not ok:
             failures.append("killed run: " + what)
+# Google Benchmark's boolean flags that xattn-bench acts on are read as Google
+# Benchmark reads them (bare, any truthy value, false/no/off/0, or its
+# environment variable): random interleaving multiplies the progress total by
+# the repetitions; a listing writes no results file, "--benchmark_list_tests=no"
+# runs and writes one
+one_row = [bench, "--suite", "smoke", "--dtypes", "f32", "--threads", "1", "--no-baseline", "--no-peak",
+           "--repetitions", "2", "--benchmark_min_time=0.001",
+           "--benchmark_filter=wl:causal-e48/dtype:f32/impl:xattn/"]
+base_env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHMARK_")}
+for extra, env, total in [([], {}, 1), (["--benchmark_enable_random_interleaving"], {}, 2),
+                          (["--benchmark_enable_random_interleaving=yes"], {}, 2),
+                          (["--benchmark_enable_random_interleaving=0"], {}, 1),
+                          (["--benchmark_enable_random_interleaving=off"], {}, 1),
+                          ([], {"BENCHMARK_ENABLE_RANDOM_INTERLEAVING": "true"}, 2),
+                          (["--benchmark_enable_random_interleaving=false"], {"BENCHMARK_ENABLE_RANDOM_INTERLEAVING": "1"}, 1)]:
+    run = subprocess.run(one_row + ["--results-dir", "none"] + extra, capture_output=True, text=True, timeout=60,
+                         env={**base_env, **env})
+    ok = run.returncode == 0 and f"[1/{total}]" in run.stderr
+    print(("ok  " if ok else "FAIL"), "interleaving", extra, env, "-> progress total", total)
+    if not ok:
+        failures.append(f"interleaving {extra} {env}")
+for extra, env, writes in [(["--benchmark_list_tests=true"], {}, False), (["--benchmark_list_tests"], {}, False),
+                           (["--benchmark_list_tests=no"], {}, True), ([], {"BENCHMARK_LIST_TESTS": "yes"}, False)]:
+    with tempfile.TemporaryDirectory() as where:
+        run = subprocess.run(one_row + ["--results-dir", where] + extra, capture_output=True, text=True, timeout=60,
+                             env={**base_env, **env})
+        files = [n for _, _, names in os.walk(where) for n in names if n.endswith(".json")]
+        ok = run.returncode == 0 and bool(files) == writes
+        print(("ok  " if ok else "FAIL"), "listing", extra, env, "-> results file" if writes else "-> none", files)
+        if not ok:
+            failures.append(f"listing {extra} {env}")
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
