@@ -5,15 +5,15 @@ drift of the machine (other jobs, thermal state, frequency) hits both sides
 alike, and each side runs first in half the rounds, so that a bias of the
 first (or second) run of a round cancels instead of landing on one side.
 Three sides (`xattn compare --control`: base, head and base again) rotate
-(A B C, B C A, C A B, ...): each holds each place in a third of the rounds. (How
-large such a bias is was not measured on its own: on a shared 2-core VM two
-builds of identical code ran up to ~10 % apart, bench/README.md "the near
-prefetch", with position and build not told apart; two runs of one binary in
-a fixed order read 1.00-1.77x apart where these rotated rounds read 0.96-1.02,
-bench/README.md "a lesson in position bias", drift and position not told apart.) Each round is one short xattn-bench invocation
-with --repetitions (xattn-bench's own flag: it sets Google Benchmark's
-repetitions per row); the rounds' iteration rows are merged into one
-results document per side.
+(A B C, B C A, C A B, ...): each holds each place in a third of the rounds.
+What the order costs on a shared 2-core VM: two runs of one binary in a fixed
+order read 1.00-1.77x apart where rotated rounds of the same two read
+0.96-1.02 (bench/README.md "a lesson in position bias"; drift and position
+are not told apart there), and two builds of identical code ran up to ~10 %
+apart (bench/README.md "the near prefetch"). Each round is one short
+xattn-bench invocation with --repetitions (xattn-bench's own flag: it sets
+Google Benchmark's repetitions per row); the rounds' iteration rows are merged
+into one results document per side.
 """
 import copy
 import json
