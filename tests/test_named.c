@@ -1325,7 +1325,8 @@ static void resolve_reports_running_isa(void) {
  * layout there too (lanes for bf16 on AMX tiles and, from 16 rows per KV
  * group, on avx512bf16; decode elsewhere; the header's comment has the
  * measurements); from E 5 the flash layouts, except bf16 on avx512bf16 and
- * f32 on avx512 (Zen 4): lanes from 16 rows per KV group, decode below. */
+ * f32 on avx512 (Zen 4): lanes from 16 rows per KV group, decode below; those
+ * f32 rows also turn software prefetch off (prefetch -1, Ice Lake). */
 static int format1_bucket(int64_t e) { return e <= 64 ? 0 : e <= 512 ? 1 : e <= 2048 ? 2 : 3; }
 
 static void config_extend_buckets(void) {
@@ -1379,6 +1380,28 @@ static void config_extend_buckets(void) {
     CHECK(ld && (zen_rows ? !strcmp(ld, "decode") : strcmp(ld, "decode") != 0 && strcmp(ld, "lanes") != 0),
           "%s on %s, E = 8 with 8 rows per group: layout %s, want %s", xattn_dtype_name((xattn_dtype)dt),
           isa_b ? isa_b : "(null)", ld ? ld : "(null)", zen_rows ? "decode" : "a flash layout");
+    /* the row's prefetch column reaches the plan: f32 on avx512 at E 5-64 on a
+       long prefix runs without software prefetch (-1), every other row here
+       says auto (0); an option the caller sets wins over the row */
+    {
+      xattn_options o;
+      xattn_options_init(&o);
+      const int want_pf = dt == XATTN_F32 && isa_b && !strcmp(isa_b, "avx512") ? -1 : 0;
+      const tproblem *probs[2] = {&a, &b};
+      const int wants[2] = {0, want_pf};
+      for (int k = 0; k < 2; ++k)
+        for (int set = 0; set < 2; ++set) {
+          o.prefetch = set ? 16 : 0;
+          xattn_plan *pl = NULL;
+          int pf = 99;
+          CHECK(xattn_plan_create(&probs[k]->p, &o, &pl) == XATTN_OK, "plan: %s", xattn_last_error());
+          xattn_plan_run_settings(pl, NULL, &pf);
+          xattn_plan_destroy(pl);
+          CHECK(pf == (set ? 16 : wants[k]), "%s on %s, E = %d, options.prefetch %d: the plan's prefetch %d, want %d",
+                xattn_dtype_name((xattn_dtype)dt), isa_b ? isa_b : "(null)", k ? 8 : 1, o.prefetch, pf,
+                set ? 16 : wants[k]);
+        }
+    }
     /* bf16: lanes on amx; on avx512bf16 from 16 rows per group (E 4 x 4 heads here) */
     const char *want_c = dt == XATTN_BF16 && isa_c && (!strcmp(isa_c, "amx") || !strcmp(isa_c, "avx512bf16")) ? "lanes" : "decode";
     CHECK(lc && !strcmp(lc, want_c), "%s on %s, E 2-4 on a 3000-token prefix: layout %s, want %s",

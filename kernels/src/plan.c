@@ -84,6 +84,11 @@ void xattn_plan_describe(const xattn_plan *plan, const char **variant, const cha
   if (threads) *threads = plan ? plan->threads : 0;
 }
 
+void xattn_plan_run_settings(const xattn_plan *plan, int *kv_splits, int *prefetch) {
+  if (kv_splits) *kv_splits = plan ? plan->kv_splits : 0;
+  if (prefetch) *prefetch = plan ? plan->prefetch : 0;
+}
+
 int64_t xattn_plan_kv_packed_pairs(const xattn_plan *plan, int *waves) {
   if (waves) *waves = plan ? plan->kvpack.n_waves : 0;
   if (!plan || !plan->kvpack.pair_off) return 0;

@@ -103,6 +103,10 @@ XATTN_API int xattn_extend_bucket_in_format(int format, int bucket);
  * Any out pointer may be NULL. */
 XATTN_API void xattn_plan_describe(const xattn_plan *plan, const char **variant, const char **layout,
                                    const char **isa, int *threads);
+/* The plan's key-range splits and prefetch distance as resolved from the
+ * options, else the config header's row (0: auto; prefetch -1: no software
+ * prefetch). Any out pointer may be NULL. */
+XATTN_API void xattn_plan_run_settings(const xattn_plan *plan, int *kv_splits, int *prefetch);
 /* How many (request, KV head) pairs the plan's runs pack K and V for once,
  * for all their query blocks and heads (kernels/README.md, "The AMX path"),
  * instead of per work item; and in how many waves the call-wide packing runs
