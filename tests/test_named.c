@@ -1488,26 +1488,34 @@ static void config_lanes_rows(void) {
  * a window that leaves parts fully masked) must give the unsplit answer to
  * fp32 rounding, far tighter than the reference tolerance. */
 static void decode_split_merge_exact(void) {
-  tp_shape s = {"decode_split", 3, {3000, 700, 5}, {1, 3, 2}, {0}, 8, 2, 64, 48, 0, 0, 0, 1, 0, 0, 1, 0};
+  /* 3 requests on 2 threads: a thread merges whole requests; 2 requests of
+     8 and 72 rows on 8 threads: fewer requests than threads, so each is
+     merged in row chunks by several threads (some chunks of the 8-row one
+     are empty at 2 splits) */
+  const tp_shape shapes[] = {{"decode_split", 3, {3000, 700, 5}, {1, 3, 2}, {0}, 8, 2, 64, 48, 0, 0, 0, 1, 0, 0, 1, 0},
+                             {"decode_split_chunks", 2, {2000, 900}, {1, 9}, {0}, 8, 2, 64, 48, 0, 0, 0, 1, 0, 0, 1, 0}};
+  const int threads[] = {2, 8};
   const int splits[] = {2, 3, 7, 64, 5000};
   const int windows[][2] = {{-1, -1}, {40, -1}};
   static const char *const few_rows[] = {"decode", "lanes"}; /* both few-rows layouts */
   const char *variant = tp_compiled_variant("64x64");
+  for (int si = 0; si < 2; ++si)
   for (int lay = 0; lay < 2; ++lay)
   for (int wi = 0; wi < 2; ++wi)
     for (int isa = 0; isa < xattn_isa_count(); ++isa) {
       const char *name = xattn_isa_name(isa);
       if (!xattn_isa_runnable(name)) continue;
       tproblem tp;
-      build(&tp, &s, with(M_CAUSAL, XATTN_F32, XATTN_MODE_CAUSAL, 0, windows[wi][0], windows[wi][1]), 4242 + wi);
+      const int nt = threads[si];
+      build(&tp, &shapes[si], with(M_CAUSAL, XATTN_F32, XATTN_MODE_CAUSAL, 0, windows[wi][0], windows[wi][1]), 4242 + wi);
       const int64_t n = tp.p.total_tokens * tp.p.heads_q * tp.p.head_dim_v;
       xattn_status st;
-      tp_exec e = {name, variant, few_rows[lay], 2, XATTN_SCHED_AUTO, 1, 0};
+      tp_exec e = {name, variant, few_rows[lay], nt, XATTN_SCHED_AUTO, 1, 0};
       tp_result r = tp_run_check(&tp, &e, &st);
       CHECK(st == XATTN_OK && tp_ok(&r), "%s unsplit: status %d, %lld bad", name, (int)st, (long long)r.bad);
       double *whole = output_dense(&tp);
       for (size_t k = 0; k < sizeof splits / sizeof *splits; ++k) {
-        tp_exec es = {name, variant, few_rows[lay], 2, XATTN_SCHED_AUTO, splits[k], 0};
+        tp_exec es = {name, variant, few_rows[lay], nt, XATTN_SCHED_AUTO, splits[k], 0};
         r = tp_run_check(&tp, &es, &st);
         CHECK(st == XATTN_OK && tp_ok(&r), "%s %d splits: status %d, %lld bad", name, splits[k], (int)st, (long long)r.bad);
         /* values are averages of V entries in [-1, 1): a few fp32 ulps of 1 */
@@ -1517,12 +1525,12 @@ static void decode_split_merge_exact(void) {
           if (!(diff <= worst)) worst = diff;
         }
         free(split);
-        CHECK(worst <= 8 * FLT_EPSILON, "%s %s window %d, %d splits vs unsplit: max |diff| %.3g > 8 fp32 ulps of 1",
-              few_rows[lay], name, windows[wi][0], splits[k], worst);
+        CHECK(worst <= 8 * FLT_EPSILON, "%s %s %s window %d, %d splits vs unsplit: max |diff| %.3g > 8 fp32 ulps of 1",
+              shapes[si].name, few_rows[lay], name, windows[wi][0], splits[k], worst);
         n_runs++;
       }
       /* absurd split counts and prefetch distances are clamped, not overflowed */
-      tp_exec ex = {name, variant, few_rows[lay], 2, XATTN_SCHED_AUTO, INT_MAX, INT_MAX};
+      tp_exec ex = {name, variant, few_rows[lay], nt, XATTN_SCHED_AUTO, INT_MAX, INT_MAX};
       r = tp_run_check(&tp, &ex, &st);
       CHECK(st == XATTN_OK && tp_ok(&r), "%s INT_MAX splits / prefetch: status %d, %lld bad", name, (int)st,
             (long long)r.bad);

@@ -15,6 +15,8 @@
 /* Upper bound on kvsplit partial storage per call; splits are reduced to fit. */
 #define XATTN_KVSPLIT_MAX_BYTES ((size_t)256 << 20)
 #define XATTN_KVSPLIT_MAX_SPLITS 64
+/* fewest rows a thread merges at once (a row: parts x head_dim_v products) */
+#define XATTN_MERGE_MIN_ROWS 4
 
 typedef struct item_list {
   xattn_item *v;
@@ -75,12 +77,12 @@ static void store_row(const xattn_problem *p, const xattn_run *run, const xattn_
   }
 }
 
-/* Log-sum-exp merge of a group's partials into o. */
+/* Log-sum-exp merge of rows [r0, r1) of a group's partials into o. */
 static void merge_group(const xattn_run *run, const xattn_split_group *g, float *parts, size_t part_floats,
-                        int rows_max, float *row) {
+                        int rows_max, float *row, int r0, int r1) {
   const xattn_problem *p = run->p;
-  const int dv = p->head_dim_v, rows = g->whole.nq * g->whole.nh;
-  for (int r = 0; r < rows; r++) {
+  const int dv = p->head_dim_v;
+  for (int r = r0; r < r1; r++) {
     float mx = -INFINITY;
     int nan = 0;
     for (int s = 0; s < g->count; s++) {
@@ -365,6 +367,17 @@ void xattn_plan_execute(const xattn_plan *pl, const xattn_problem *p, void *work
   const int64_t n_items = pl->n_items, n_groups = pl->n_groups;
   const xattn_item *iv = pl->items;
   const xattn_split_group *groups = pl->groups;
+  /* the merge in row chunks when there are fewer groups than threads: one
+     request cut into up to 64 parts was merged by one thread while the rest
+     of the team waited (bench/README.md "The kvsplit merge in row chunks");
+     chunks of at least XATTN_MERGE_MIN_ROWS rows */
+  int64_t merge_chunks = 1;
+  if (n_groups > 0 && n_groups < pl->team) {
+    merge_chunks = (pl->team + n_groups - 1) / n_groups;
+    const int64_t most = ((int64_t)rows_max + XATTN_MERGE_MIN_ROWS - 1) / XATTN_MERGE_MIN_ROWS;
+    if (merge_chunks > most) merge_chunks = most;
+    if (merge_chunks < 1) merge_chunks = 1;
+  }
 #pragma omp parallel num_threads(pl->team)
   {
     void *mine = scratch + scratch_bytes * (size_t)omp_get_thread_num();
@@ -404,7 +417,12 @@ void xattn_plan_execute(const xattn_plan *pl, const xattn_problem *p, void *work
 #pragma omp barrier
       float *row = (float *)mine; /* scratch is free again: reuse it for one row */
 #pragma omp for schedule(dynamic, 1)
-      for (int64_t g = 0; g < n_groups; g++) merge_group(&run, &groups[g], parts, part_floats, rows_max, row);
+      for (int64_t t = 0; t < n_groups * merge_chunks; t++) {
+        const xattn_split_group *g = &groups[t / merge_chunks];
+        const int64_t c = t % merge_chunks, rows = (int64_t)g->whole.nq * g->whole.nh;
+        merge_group(&run, g, parts, part_floats, rows_max, row, (int)(rows * c / merge_chunks),
+                    (int)(rows * (c + 1) / merge_chunks));
+      }
     }
   }
 }
