@@ -1490,8 +1490,7 @@ static void config_lanes_rows(void) {
 static void decode_split_merge_exact(void) {
   /* 3 requests on 2 threads: a thread merges whole requests; 2 requests of
      8 and 72 rows on 8 threads: fewer requests than threads, so each is
-     merged in row chunks by several threads (some chunks of the 8-row one
-     are empty at 2 splits) */
+     merged in row chunks (2 or 4 of them) by several threads */
   const tp_shape shapes[] = {{"decode_split", 3, {3000, 700, 5}, {1, 3, 2}, {0}, 8, 2, 64, 48, 0, 0, 0, 1, 0, 0, 1, 0},
                              {"decode_split_chunks", 2, {2000, 900}, {1, 9}, {0}, 8, 2, 64, 48, 0, 0, 0, 1, 0, 0, 1, 0}};
   const int threads[] = {2, 8};
