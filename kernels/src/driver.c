@@ -330,6 +330,16 @@ xattn_status xattn_plan_partition(xattn_plan *pl) {
   if ((st = xattn_kvpack_plan_make(pl)) != XATTN_OK) return st;
   pl->team = pl->threads < 1 ? 1 : pl->threads;
   if (pl->team > items.n && items.n > 0) pl->team = (int)items.n;
+  /* the merge in row chunks when there are fewer groups than threads: one
+     request cut into up to 64 parts was merged by one thread while the rest
+     of the team waited (bench/README.md "The kvsplit merge in row chunks");
+     chunks of at least XATTN_MERGE_MIN_ROWS rows */
+  pl->merge_chunks = 1;
+  if (pl->n_groups > 0 && pl->n_groups < pl->team) {
+    const int64_t most = ((int64_t)pl->rows_max + XATTN_MERGE_MIN_ROWS - 1) / XATTN_MERGE_MIN_ROWS;
+    pl->merge_chunks = (pl->team + pl->n_groups - 1) / pl->n_groups;
+    if (pl->merge_chunks > most) pl->merge_chunks = most > 0 ? most : 1;
+  }
   const xattn_scratch_fn scratch_fn = decode ? pl->isa->kernels->decode_scratch_bytes : pl->isa->kernels->scratch_bytes;
   pl->scratch_bytes = (scratch_fn(&pl->run) + 63) / 64 * 64;
   pl->workspace_bytes = items.n > 0 ? kvpack_local_at(pl, pl->team) : 0;
@@ -367,17 +377,7 @@ void xattn_plan_execute(const xattn_plan *pl, const xattn_problem *p, void *work
   const int64_t n_items = pl->n_items, n_groups = pl->n_groups;
   const xattn_item *iv = pl->items;
   const xattn_split_group *groups = pl->groups;
-  /* the merge in row chunks when there are fewer groups than threads: one
-     request cut into up to 64 parts was merged by one thread while the rest
-     of the team waited (bench/README.md "The kvsplit merge in row chunks");
-     chunks of at least XATTN_MERGE_MIN_ROWS rows */
-  int64_t merge_chunks = 1;
-  if (n_groups > 0 && n_groups < pl->team) {
-    merge_chunks = (pl->team + n_groups - 1) / n_groups;
-    const int64_t most = ((int64_t)rows_max + XATTN_MERGE_MIN_ROWS - 1) / XATTN_MERGE_MIN_ROWS;
-    if (merge_chunks > most) merge_chunks = most;
-    if (merge_chunks < 1) merge_chunks = 1;
-  }
+  const int64_t merge_chunks = pl->merge_chunks;
 #pragma omp parallel num_threads(pl->team)
   {
     void *mine = scratch + scratch_bytes * (size_t)omp_get_thread_num();

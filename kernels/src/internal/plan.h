@@ -57,6 +57,7 @@ struct xattn_plan {
   int64_t n_items;
   xattn_split_group *groups; /* kvsplit merges */
   int64_t n_groups, n_parts;
+  int64_t merge_chunks;      /* row chunks each group's merge is cut into, >= 1 */
   int team;                  /* threads a run starts: min(threads, items), >= 1 */
   int rows_max;              /* rows of the largest item */
   size_t part_floats;        /* floats of one kvsplit partial */
