@@ -114,15 +114,21 @@ static inline vf v_load_widen(const void *src, xattn_dtype dt) {
   return _mm256_cvtph_ps(_mm_and_si128(w, _mm_set1_epi16((short)0xbfff)));
 }
 
-/* Whether any of the n e4m3fn codes at src is a NaN code (low 7 bits set). */
-static inline int v_e4m3fn_has_nan(const void *src, int n) {
-  const __m256i top = _mm256_set1_epi8((char)0x80), all = _mm256_set1_epi8(-1);
-  const uint8_t *s = (const uint8_t *)src;
-  __m256i hit = _mm256_setzero_si256();
-  int e = 0;
-  for (; e + 32 <= n; e += 32)
-    hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(_mm256_or_si256(_mm256_loadu_si256((const __m256i *)(s + e)), top), all));
-  return !_mm256_testz_si256(hit, hit) || xattn_e4m3fn_has_nan(s + e, n - e);
+/* Whether any of the first n e4m3fn codes of any of the nrows rows is a NaN
+ * code (low 7 bits set): simd_avx512.h's running minimum of ~code & 0x7f
+ * (0 where a NaN code was seen), 32 codes a step, the last n % 32 codes of
+ * each row by xattn_e4m3fn_has_nan. */
+static inline int v_e4m3fn_rows_have_nan(const char *const *rows, int nrows, int n) {
+  const __m256i low7 = _mm256_set1_epi8(0x7f);
+  __m256i m = low7;
+  int tail = 0;
+  for (int r = 0; r < nrows; r++) {
+    const char *s = rows[r];
+    int e = 0;
+    for (; e + 32 <= n; e += 32) m = _mm256_min_epu8(m, _mm256_andnot_si256(_mm256_loadu_si256((const __m256i *)(s + e)), low7));
+    if (e < n) tail |= xattn_e4m3fn_has_nan((const uint8_t *)s + e, n - e);
+  }
+  return tail || _mm256_movemask_epi8(_mm256_cmpeq_epi8(m, _mm256_setzero_si256())) != 0;
 }
 
 static inline __m256i tail_mask8(int n) {

@@ -120,8 +120,12 @@ static inline vf v_load_widen(const void *src, xattn_dtype dt) {
   return V_LOAD(t);
 }
 
-/* Whether any of the n e4m3fn codes at src is a NaN code (low 7 bits set). */
-static inline int v_e4m3fn_has_nan(const void *src, int n) { return xattn_e4m3fn_has_nan((const uint8_t *)src, n); }
+/* Whether any of the first n e4m3fn codes of any of the nrows rows is a NaN code (low 7 bits set). */
+static inline int v_e4m3fn_rows_have_nan(const char *const *rows, int nrows, int n) {
+  for (int r = 0; r < nrows; r++)
+    if (xattn_e4m3fn_has_nan((const uint8_t *)rows[r], n)) return 1;
+  return 0;
+}
 
 /* Row conversions between storage dtypes and f32. */
 static inline void cvt_to_f32(float *dst, const void *src, int n, xattn_dtype dt, float mul) {
