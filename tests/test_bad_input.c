@@ -30,7 +30,7 @@ typedef enum kind {
   WINDOW_LEFT, WINDOW_RIGHT, BAD_MODE, BAD_ALIGN, BAD_DTYPE, BAD_INDEX_TYPE, TOP_LEFT_BIDIR,
   TOP_LEFT_TREE, TREE_NO_MASK, TREE_SMALL_MAX_EXTEND, CROSS_NO_ENCODER, START_OVERLAP,
   START_OUT_OF_RANGE, START_NEGATIVE, SCALE_NAN, CAP_NEG, CAP_INF, SINK_NAN,
-  OPT_VARIANT, OPT_LAYOUT, OPT_ISA,
+  OPT_VARIANT, OPT_LAYOUT, OPT_ISA, OPT_PREFETCH_LEVEL,
   PAGE_NEG, BAD_CACHE_LAYOUT, BLOCK_HIGH, BLOCK_NEG, BLOCK_STRIDE_OVERLAP, BLOCK_STRIDE_NEG,
   START_COL_NEG, START_COL_PAST_CTX, PAGED_IN_BLOCK_OVERLAP, UNUSED_BLOCK_GARBAGE,
   FP8_AS_DTYPE, CACHE_DTYPE_MISMATCH, K_SCALE_NAN, V_SCALE_INF, K_SCALES_NAN_READ, V_SCALES_NAN_UNREAD,
@@ -109,6 +109,7 @@ static const bad_case cases[] = {
     {OPT_VARIANT, "options.variant 7x9", BASE_CAUSAL, {S(UNSUPPORTED), S(UNSUPPORTED)}, "variant"},
     {OPT_LAYOUT, "options.layout diagonal", BASE_CAUSAL, {S(UNSUPPORTED), S(UNSUPPORTED)}, "layout"},
     {OPT_ISA, "options.isa z80", BASE_CAUSAL, {S(UNSUPPORTED), S(UNSUPPORTED)}, "isa"},
+    {OPT_PREFETCH_LEVEL, "options.prefetch_level 3", BASE_CAUSAL, {S(UNSUPPORTED), S(UNSUPPORTED)}, "prefetch_level"},
     {PAGE_NEG, "page_size -1", BASE_PAGED, {S(SHAPE), S(SHAPE)}, "page_size"},
     {BAD_CACHE_LAYOUT, "cache_layout 7", BASE_PAGED, {S(MODE), S(MODE)}, "cache_layout"},
     {BLOCK_HIGH, "used block = cache_slots (paged)", BASE_PAGED, {S(INDEX), S(INDEX)}, "req_to_token"},
@@ -216,6 +217,7 @@ static int apply(kind k, tproblem *tp, xattn_problem *p, xattn_options *o) {
     case OPT_VARIANT: o->variant = "7x9"; return 1;
     case OPT_LAYOUT: o->layout = "diagonal"; return 1;
     case OPT_ISA: o->isa = "z80"; return 1;
+    case OPT_PREFETCH_LEVEL: o->prefetch_level = 3; return 1;
     case PAGE_NEG: p->page_size = -1; break;
     case BAD_CACHE_LAYOUT: p->cache_layout = (xattn_cache_layout)7; break;
     /* paged base: request 2 (P = 6) starts at column 2: entries 0 and 1 (tokens 2..7) */

@@ -1184,7 +1184,7 @@ static void decode_full_tile_dims(void) {
           for (int isa = 0; isa < xattn_isa_count(); ++isa) {
             const char *name = xattn_isa_name(isa);
             if (!xattn_isa_runnable(name)) continue;
-            tp_exec e = {name, variant, "decode", 2, XATTN_SCHED_AUTO, 1, 0};
+            tp_exec e = {name, variant, "decode", 2, XATTN_SCHED_AUTO, 1, 0, 0};
             xattn_status st;
             tp_result r = tp_run_check(&tp, &e, &st);
             char d[256], why[400];
@@ -1244,7 +1244,7 @@ static void decode_tile_rows(void) {
             const char *name = xattn_isa_name(isa);
             if (!xattn_isa_runnable(name)) continue;
             for (int splits = 0; splits < 2; ++splits) {
-              tp_exec e = {name, variant, "decode", 2, XATTN_SCHED_AUTO, splits ? 1 : 0, 0};
+              tp_exec e = {name, variant, "decode", 2, XATTN_SCHED_AUTO, splits ? 1 : 0, 0, 0};
               xattn_status st;
               tp_result r = tp_run_check(&tp, &e, &st);
               char d[256], why[400];
@@ -1509,12 +1509,12 @@ static void decode_split_merge_exact(void) {
       build(&tp, &shapes[si], with(M_CAUSAL, XATTN_F32, XATTN_MODE_CAUSAL, 0, windows[wi][0], windows[wi][1]), 4242 + wi);
       const int64_t n = tp.p.total_tokens * tp.p.heads_q * tp.p.head_dim_v;
       xattn_status st;
-      tp_exec e = {name, variant, few_rows[lay], nt, XATTN_SCHED_AUTO, 1, 0};
+      tp_exec e = {name, variant, few_rows[lay], nt, XATTN_SCHED_AUTO, 1, 0, 0};
       tp_result r = tp_run_check(&tp, &e, &st);
       CHECK(st == XATTN_OK && tp_ok(&r), "%s unsplit: status %d, %lld bad", name, (int)st, (long long)r.bad);
       double *whole = output_dense(&tp);
       for (size_t k = 0; k < sizeof splits / sizeof *splits; ++k) {
-        tp_exec es = {name, variant, few_rows[lay], nt, XATTN_SCHED_AUTO, splits[k], 0};
+        tp_exec es = {name, variant, few_rows[lay], nt, XATTN_SCHED_AUTO, splits[k], 0, 0};
         r = tp_run_check(&tp, &es, &st);
         CHECK(st == XATTN_OK && tp_ok(&r), "%s %d splits: status %d, %lld bad", name, splits[k], (int)st, (long long)r.bad);
         /* values are averages of V entries in [-1, 1): a few fp32 ulps of 1 */
@@ -1529,7 +1529,7 @@ static void decode_split_merge_exact(void) {
         n_runs++;
       }
       /* absurd split counts and prefetch distances are clamped, not overflowed */
-      tp_exec ex = {name, variant, few_rows[lay], nt, XATTN_SCHED_AUTO, INT_MAX, INT_MAX};
+      tp_exec ex = {name, variant, few_rows[lay], nt, XATTN_SCHED_AUTO, INT_MAX, INT_MAX, 0};
       r = tp_run_check(&tp, &ex, &st);
       CHECK(st == XATTN_OK && tp_ok(&r), "%s INT_MAX splits / prefetch: status %d, %lld bad", name, (int)st,
             (long long)r.bad);
@@ -1546,8 +1546,8 @@ static void decode_split_merge_exact(void) {
  * of 8 tiles) as that tile's own when the distance is whole tiles of 16, up
  * to 7 tiles. Prefetching never changes the answer: every distance must give
  * bit for bit the output of no prefetch, on every ISA (bf16 on amx runs the
- * lanes span on tiles) and pass the reference. Long prefixes make many whole
- * spans and tiles. */
+ * lanes span on tiles) and pass the reference, into L2 and into L1
+ * (prefetch_level 2, 1). Long prefixes make many whole spans and tiles. */
 static void prefetch_exact(const char *layout, const int *distances, int nd) {
   tp_shape s = {"prefetch_exact", 2, {700, 300}, {8, 3}, {0}, 8, 2, 64, 64, 0, 0, 0, 1, 0, 0, 1, 0};
   const xattn_dtype dtypes[] = {XATTN_F32, XATTN_BF16};
@@ -1560,22 +1560,23 @@ static void prefetch_exact(const char *layout, const int *distances, int nd) {
       build(&tp, &s, with(M_CAUSAL, dtypes[dt], XATTN_MODE_CAUSAL, 0, -1, -1), 777 + dt);
       const int64_t n = tp.p.total_tokens * tp.p.heads_q * tp.p.head_dim_v;
       xattn_status st;
-      tp_exec e = {name, variant, layout, 2, XATTN_SCHED_AUTO, 1, -1};
+      tp_exec e = {name, variant, layout, 2, XATTN_SCHED_AUTO, 1, -1, 0};
       tp_result r = tp_run_check(&tp, &e, &st);
       CHECK(st == XATTN_OK && tp_ok(&r), "%s %s dtype %d no prefetch: status %d, %lld bad", layout, name, dt, (int)st,
             (long long)r.bad);
       double *none = output_dense(&tp);
-      for (int k = 0; k < nd; ++k) {
-        tp_exec ep = {name, variant, layout, 2, XATTN_SCHED_AUTO, 1, distances[k]};
+      for (int k = 0; k < 2 * nd; ++k) {
+        const int dist = distances[k / 2], level = 2 - k % 2; /* into L2, then into L1 */
+        tp_exec ep = {name, variant, layout, 2, XATTN_SCHED_AUTO, 1, dist, level};
         r = tp_run_check(&tp, &ep, &st);
-        CHECK(st == XATTN_OK && tp_ok(&r), "%s %s dtype %d prefetch %d: status %d, %lld bad", layout, name, dt,
-              distances[k], (int)st, (long long)r.bad);
+        CHECK(st == XATTN_OK && tp_ok(&r), "%s %s dtype %d prefetch %d level %d: status %d, %lld bad", layout, name, dt,
+              dist, level, (int)st, (long long)r.bad);
         double *got = output_dense(&tp);
         int64_t differ = 0;
         for (int64_t i = 0; i < n; ++i) differ += got[i] != none[i];
         free(got);
-        CHECK(differ == 0, "%s %s dtype %d prefetch %d: %lld outputs differ from no prefetch", layout, name, dt,
-              distances[k], (long long)differ);
+        CHECK(differ == 0, "%s %s dtype %d prefetch %d level %d: %lld outputs differ from no prefetch", layout, name, dt,
+              dist, level, (long long)differ);
         n_runs++;
       }
       free(none);
@@ -1629,7 +1630,7 @@ static void lanes_heads_staged(void) {
       tproblem tp;
       build(&tp, &shapes[si], with(M_CAUSAL, XATTN_BF16, XATTN_MODE_CAUSAL, 0, -1, -1), 991 + si);
       /* one thread, unsplit: the same key ranges whatever the head count */
-      tp_exec e = {name, variant, "lanes", 1, XATTN_SCHED_AUTO, 1, 0};
+      tp_exec e = {name, variant, "lanes", 1, XATTN_SCHED_AUTO, 1, 0, 0};
       xattn_status st;
       tp_result r = tp_run_check(&tp, &e, &st);
       CHECK(st == XATTN_OK && tp_ok(&r), "%s %s all heads: status %d, %lld bad", shapes[si].name, name, (int)st,
@@ -1701,7 +1702,7 @@ static void kv_packed_once(void) {
           if (bounds[bi]) setenv("XATTN_KVPACK_WAVE_BYTES", bounds[bi], 1);
           else unsetenv("XATTN_KVPACK_WAVE_BYTES");
           tproblem *tp = &tps[wi];
-          tp_exec e = {name, variant, layouts[li], 2, XATTN_SCHED_AUTO, li == 2 ? 3 : 0, 0};
+          tp_exec e = {name, variant, layouts[li], 2, XATTN_SCHED_AUTO, li == 2 ? 3 : 0, 0, 0};
           xattn_options o;
           tp_exec_options(&e, &o);
           xattn_plan *pl = NULL;
@@ -1757,7 +1758,7 @@ static void kv_packed_local(void) {
       tproblem *tp = &tps[si];
       for (int li = 0; li < 3; ++li)
         for (int ci = 0; ci < (packs ? 2 : 1); ++ci) {
-          tp_exec e = {name, variant, layouts[li], 2, scheds[ci], li == 2 ? 3 : 0, 0};
+          tp_exec e = {name, variant, layouts[li], 2, scheds[ci], li == 2 ? 3 : 0, 0, 0};
           xattn_options o;
           tp_exec_options(&e, &o);
           xattn_plan *pl = NULL;

@@ -33,6 +33,7 @@ void xb_options_usage(const char *argv0) {
           "  --kv-splits auto|1,2,8,..  key-range splits of kvsplit/decode/lanes (auto: header, else 4 per thread)\n"
           "  --prefetch auto|off|16,64,..  decode/lanes prefetch distance in tokens (auto: header, else the library's;\n"
           "                                flash layouts: off turns off their next-tile prefetch)\n"
+          "  --prefetch-level auto|l1|l2  the cache level that decode/lanes prefetch fills (auto: header, else L2)\n"
           "                           each value of these three is a row of its own, named /sched: /splits: /pf:\n"
           "  --threads auto|1,2,..    auto: one core, one L3, one NUMA node, one package, all\n"
           "  --placement compact|scatter|numa|numa=N|cores=0,2,4 (comma list of policies: use ';')\n"
@@ -153,6 +154,22 @@ static int schedule_list(char *val, xattn_schedule *out, char *err, size_t errle
   return n;
 }
 
+/* --prefetch-level: auto -> 0 (header / L2), l1 -> 1, l2 -> 2; a row per value. */
+static int level_list(char *val, int *out, char *err, size_t errlen) {
+  const char *names[XB_MAX_LIST];
+  const int n = split_flag_list("prefetch-level", val, names, err, errlen);
+  for (int k = 0; k < n; k++) {
+    if (strcmp(names[k], "auto") == 0) out[k] = 0;
+    else if (strcmp(names[k], "l1") == 0) out[k] = 1;
+    else if (strcmp(names[k], "l2") == 0) out[k] = 2;
+    else {
+      snprintf(err, errlen, "--prefetch-level: \"%s\" is not auto, l1 or l2", names[k]);
+      return -1;
+    }
+  }
+  return n;
+}
+
 /* A flag with two values: *out = the index of val in names (the enum's
  * order), or -1 with one line in err. */
 static int parse_choice2(const char *key, const char *val, const char *const names[2], int *out, char *err,
@@ -185,6 +202,8 @@ static int apply_option(xb_options *o, const char *key, char *val, const char **
     return (o->nsplits = int_list(key, val, 0, 64, o->splits, err, errlen)) < 0 ? -1 : 0;
   else if (strcmp(key, "prefetch") == 0)
     return (o->nprefetch = int_list(key, val, 1, 1 << 16, o->prefetch, err, errlen)) < 0 ? -1 : 0;
+  else if (strcmp(key, "prefetch-level") == 0)
+    return (o->nlevels = level_list(val, o->levels, err, errlen)) < 0 ? -1 : 0;
   else if (strcmp(key, "threads") == 0) o->threads = val;
   else if (strcmp(key, "placement") == 0) *placements = val;
   else if (strcmp(key, "results-dir") == 0) o->results_dir = val;
@@ -346,7 +365,10 @@ static void row_name(xb_session *s, xb_row *r, const char *wl, const char *impl,
   if (o->nschedules && at < (int)sizeof r->name)
     at += snprintf(r->name + at, sizeof r->name - at, "/sched:%s", xattn_schedule_name(r->schedule));
   if (o->nsplits && at < (int)sizeof r->name) at += snprintf(r->name + at, sizeof r->name - at, "/splits:%s", splits);
-  if (o->nprefetch && at < (int)sizeof r->name) snprintf(r->name + at, sizeof r->name - at, "/pf:%s", pf);
+  if (o->nprefetch && at < (int)sizeof r->name) at += snprintf(r->name + at, sizeof r->name - at, "/pf:%s", pf);
+  static const char *const level_names[3] = {"auto", "l1", "l2"};
+  if (o->nlevels && at < (int)sizeof r->name)
+    snprintf(r->name + at, sizeof r->name - at, "/pfl:%s", level_names[r->prefetch_level]);
 }
 
 static int thread_index(const xb_session *s, int threads) {
@@ -406,7 +428,7 @@ static int build_rows(xb_session *s, char *err, size_t errlen) {
           r.impl = XB_IMPL_XATTN;
           int nv = o->nvariants ? o->nvariants : 1, nl = o->nlayouts ? o->nlayouts : 1, ni = o->nisas ? o->nisas : 1;
           const int nsc = o->nschedules ? o->nschedules : 1, nsp = o->nsplits ? o->nsplits : 1,
-                    npf = o->nprefetch ? o->nprefetch : 1;
+                    npf = o->nprefetch ? o->nprefetch : 1, npl = o->nlevels ? o->nlevels : 1;
           for (int vi = 0; vi < nv; vi++)
             for (int li = 0; li < nl; li++)
               for (int ii = 0; ii < ni; ii++) {
@@ -426,10 +448,11 @@ static int build_rows(xb_session *s, char *err, size_t errlen) {
                 r.variant = xo.variant;
                 r.layout = xo.layout;
                 r.isa = xo.isa;
-                for (int si = 0; si < nsc * nsp * npf; si++) { /* the run settings: a row each */
+                for (int si = 0; si < nsc * nsp * npf * npl; si++) { /* the run settings: a row each */
                   r.schedule = o->nschedules ? o->schedules[si % nsc] : XATTN_SCHED_AUTO;
                   r.kv_splits = o->nsplits ? o->splits[si / nsc % nsp] : 0;
-                  r.prefetch = o->nprefetch ? o->prefetch[si / nsc / nsp] : 0;
+                  r.prefetch = o->nprefetch ? o->prefetch[si / nsc / nsp % npf] : 0;
+                  r.prefetch_level = o->nlevels ? o->levels[si / nsc / nsp / npf] : 0;
                   row_name(s, &r, wl->name, "xattn", rv, rl, ri);
                   if (add_row(s, &cap, &r) < 0) return rows_oom(&shape, err, errlen);
                 }
@@ -600,6 +623,7 @@ static xattn_options row_options(const xb_row *row) {
   xo.schedule = row->schedule;
   xo.kv_splits = row->kv_splits;
   xo.prefetch = row->prefetch;
+  xo.prefetch_level = row->prefetch_level;
   return xo;
 }
 
@@ -610,8 +634,10 @@ static void likwid_region_name(const xb_session *s, const xb_row *row, char *out
                     xattn_dtype_name(row->dtype), rv, rl, row->threads);
   /* rows that differ only in a run setting get regions of their own */
   if (at > 0 && (size_t)at < outlen && (row->schedule || row->kv_splits || row->prefetch))
-    snprintf(out + at, outlen - (size_t)at, "_%s_s%d_pf%d", xattn_schedule_name(row->schedule), row->kv_splits,
-             row->prefetch);
+    at += snprintf(out + at, outlen - (size_t)at, "_%s_s%d_pf%d", xattn_schedule_name(row->schedule), row->kv_splits,
+                   row->prefetch);
+  if (at > 0 && (size_t)at < outlen && row->prefetch_level)
+    snprintf(out + at, outlen - (size_t)at, "_pfl%d", row->prefetch_level);
 }
 
 int xb_row_call(xb_session *s, int r, char *err, size_t errlen) {
@@ -778,6 +804,7 @@ int xb_row_counters(xb_session *s, int r, double sec, xb_counters *c, char *err,
   if (s->pb_gather.best >= 0) {
     c->gather_roof_tile = xb_gather_strategies[s->pb_gather.best].tile_tokens;
     c->gather_roof_prefetch_kib = xb_gather_strategies[s->pb_gather.best].prefetch_kib;
+    c->gather_roof_prefetch_l1 = xb_gather_strategies[s->pb_gather.best].prefetch_l1;
   }
   c->stream_roof_gbps = s->stream_gbps[ti][row->placement];
   c->pct_mem_roof = c->gather_roof_gbps > 0 ? 100.0 * c->gbps / c->gather_roof_gbps : 0;

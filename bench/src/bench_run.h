@@ -38,6 +38,8 @@ typedef struct xb_options {
   int splits[XB_MAX_LIST];
   int nprefetch;                /* --prefetch auto,off,16,64 (0 = auto, -1 = off, else tokens) */
   int prefetch[XB_MAX_LIST];
+  int nlevels;                  /* --prefetch-level auto,l1,l2 (0 = auto: header / L2, 1 = L1, 2 = L2) */
+  int levels[XB_MAX_LIST];
   const char *threads;          /* --threads 1,2 | auto */
   int nplacements;              /* --placement compact,scatter,... */
   xb_placement placements[8];
@@ -77,6 +79,7 @@ typedef struct xb_row {
   const char *variant, *layout, *isa; /* NULL = resolved default */
   xattn_schedule schedule; /* XATTN_SCHED_AUTO = the config header's */
   int kv_splits, prefetch; /* xattn_options' values (0 = the config header's) */
+  int prefetch_level;      /* the same: 0 = the header's, 1 = L1, 2 = L2 */
   int threads;
   int placement;     /* index into options.placements */
   char pair_key[256]; /* (workload, dtype, threads, placement): the BLAS table key */
@@ -125,7 +128,7 @@ typedef struct xb_counters {
   /* memory side (not for peak rows): bytes the call must read (memroof.h), the
      rate at which it read them, and that rate against the gather roof */
   double bytes_must_read, gbps, pct_mem_roof, gather_roof_gbps, stream_roof_gbps;
-  double gather_roof_tile, gather_roof_prefetch_kib; /* the strategy that set the gather roof */
+  double gather_roof_tile, gather_roof_prefetch_kib, gather_roof_prefetch_l1; /* the strategy that set the gather roof */
   int has_speedup;
 } xb_counters;
 /* Records a BLAS row's measurement (iterations, seconds per call). */

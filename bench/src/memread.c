@@ -28,9 +28,13 @@ uint64_t xb_read_checksum(const char *src, size_t bytes) {
   return s;
 }
 
-/* into L2, as the decode path does (kernels/src/decode/decode.inc) */
-MR_INLINE void mr_prefetch(const char *src, size_t bytes) {
-  for (size_t i = 0; i < bytes; i += 64) __builtin_prefetch(src + i, 0, 2);
+/* into L2 (T1, as the decode path does by default: kernels/src/decode/decode.inc),
+   or into L1 (T0) where l1 is set */
+MR_INLINE void mr_prefetch(const char *src, size_t bytes, int l1) {
+  if (l1)
+    for (size_t i = 0; i < bytes; i += 64) __builtin_prefetch(src + i, 0, 3);
+  else
+    for (size_t i = 0; i < bytes; i += 64) __builtin_prefetch(src + i, 0, 2);
 }
 
 /* ---- AVX-512 ---- */
@@ -144,12 +148,12 @@ int xb_read_force_isa(int isa) {
   return read_isa();
 }
 
-xb_read_sum xb_read_gather(const xb_gather_plan *plan, int64_t from, int64_t to, int64_t tile, int64_t ahead) {
+xb_read_sum xb_read_gather(const xb_gather_plan *plan, int64_t from, int64_t to, int64_t tile, int64_t ahead, int l1) {
   if (tile < 1) tile = 1;
   switch (read_isa()) {
-  case 2: return gather_avx512(plan, from, to, tile, ahead);
-  case 1: return gather_avx2(plan, from, to, tile, ahead);
-  default: return gather_words(plan, from, to, tile, ahead);
+  case 2: return gather_avx512(plan, from, to, tile, ahead, l1);
+  case 1: return gather_avx2(plan, from, to, tile, ahead, l1);
+  default: return gather_words(plan, from, to, tile, ahead, l1);
   }
 }
 

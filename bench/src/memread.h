@@ -19,8 +19,9 @@ typedef struct xb_read_sum {
 
 /* Plan entries [from, to) in tiles of `tile` tokens: per KV head, the tile's
  * K rows then its V rows; before each tile the rows of the tokens `ahead` on
- * (all heads; 0: none) are prefetched into L2. tile 1 is token-major. */
-xb_read_sum xb_read_gather(const xb_gather_plan *plan, int64_t from, int64_t to, int64_t tile, int64_t ahead);
+ * (all heads; 0: none) are prefetched into L2 (l1 0) or L1 (l1 1). tile 1 is
+ * token-major. */
+xb_read_sum xb_read_gather(const xb_gather_plan *plan, int64_t from, int64_t to, int64_t tile, int64_t ahead, int l1);
 
 /* Bytes [from, to) of buf in 4 KiB steps, each prefetching the step
  * `prefetch_bytes` on (0: none). */

@@ -153,7 +153,8 @@ double xb_gather_plan_bytes(const xb_gather_plan *plan) {
  * token-major caches and tile 1 on the paged head-major layout; longer tiles
  * (64, 256, a whole head) were slower everywhere (bench/README.md). */
 const xb_gather_strategy xb_gather_strategies[XB_GATHER_STRATEGIES] = {
-    {1, 0}, {1, 16}, {1, 128}, {4, 0}, {4, 16}, {4, 128}, {16, 0}, {16, 16}, {16, 128},
+    {1, 0, 0}, {1, 16, 0}, {1, 128, 0}, {4, 0, 0},  {4, 16, 0}, {4, 128, 0},
+    {16, 0, 0}, {16, 16, 0}, {16, 128, 0}, {1, 16, 1}, {4, 16, 1}, {16, 16, 1},
 };
 
 static volatile uint64_t sink_value;
@@ -169,7 +170,7 @@ xb_read_pass xb_gather_pass(const xb_gather_plan *pl, int threads, xb_gather_str
 #pragma omp parallel num_threads(threads) reduction(+ : sum, bytes)
   {
     const int nt = omp_get_num_threads(), me = omp_get_thread_num();
-    const xb_read_sum r = xb_read_gather(pl, pl->n * me / nt, pl->n * (me + 1) / nt, tile, ahead);
+    const xb_read_sum r = xb_read_gather(pl, pl->n * me / nt, pl->n * (me + 1) / nt, tile, ahead, s.prefetch_l1);
     sum += r.sum;
     bytes += r.bytes;
   }

@@ -88,6 +88,7 @@ void run_row(benchmark::State &state, int r) {
     state.counters["stream_roof_gbps"] = c.stream_roof_gbps;
     state.counters["gather_roof_tile"] = c.gather_roof_tile;
     state.counters["gather_roof_prefetch_kib"] = c.gather_roof_prefetch_kib;
+    state.counters["gather_roof_prefetch_l1"] = c.gather_roof_prefetch_l1;
   }
   if (c.has_speedup) state.counters["speedup_vs_blas"] = c.speedup_vs_blas;
 }

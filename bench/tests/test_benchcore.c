@@ -652,10 +652,10 @@ static int test_gather_reads(void) {
         for (int k = 0; k < XB_GATHER_STRATEGIES; k++) {
           const xb_gather_strategy st = xb_gather_strategies[k];
           const xb_read_pass r = xb_gather_pass(&plan, 2, st);
-          CHECK(r.bytes == bytes, "%s %s isa %d tile %d prefetch %d KiB: read %.0f bytes, the plan holds %.0f", name,
-                xattn_dtype_name(dts[di]), isa, st.tile_tokens, st.prefetch_kib, r.bytes, bytes);
-          CHECK(r.checksum == want, "%s %s isa %d tile %d prefetch %d KiB: checksum %llx, rows sum to %llx", name,
-                xattn_dtype_name(dts[di]), isa, st.tile_tokens, st.prefetch_kib, (unsigned long long)r.checksum,
+          CHECK(r.bytes == bytes, "%s %s isa %d tile %d prefetch %d KiB (l1 %d): read %.0f bytes, the plan holds %.0f", name,
+                xattn_dtype_name(dts[di]), isa, st.tile_tokens, st.prefetch_kib, st.prefetch_l1, r.bytes, bytes);
+          CHECK(r.checksum == want, "%s %s isa %d tile %d prefetch %d KiB (l1 %d): checksum %llx, rows sum to %llx", name,
+                xattn_dtype_name(dts[di]), isa, st.tile_tokens, st.prefetch_kib, st.prefetch_l1, (unsigned long long)r.checksum,
                 (unsigned long long)want);
         }
       }
@@ -679,14 +679,18 @@ static int test_gather_reads(void) {
     }
   xb_suite_free(s);
   /* the strategy set: token-major and head-major tiles, with and without prefetch */
-  int token_major = 0, tiled = 0, no_prefetch = 0, prefetch = 0;
+  int token_major = 0, tiled = 0, no_prefetch = 0, prefetch = 0, into_l1 = 0, into_l2 = 0;
   for (int k = 0; k < XB_GATHER_STRATEGIES; k++) {
     token_major += xb_gather_strategies[k].tile_tokens == 1;
     tiled += xb_gather_strategies[k].tile_tokens > 1;
     no_prefetch += xb_gather_strategies[k].prefetch_kib == 0;
     prefetch += xb_gather_strategies[k].prefetch_kib > 0;
+    into_l1 += xb_gather_strategies[k].prefetch_kib > 0 && xb_gather_strategies[k].prefetch_l1;
+    into_l2 += xb_gather_strategies[k].prefetch_kib > 0 && !xb_gather_strategies[k].prefetch_l1;
+    CHECK(xb_gather_strategies[k].prefetch_kib > 0 || !xb_gather_strategies[k].prefetch_l1, "strategy %d: a level without prefetch", k);
   }
-  CHECK(token_major && tiled && no_prefetch && prefetch, "strategies cover token-major, tiles, prefetch on and off");
+  CHECK(token_major && tiled && no_prefetch && prefetch && into_l1 && into_l2,
+        "strategies cover token-major, tiles, prefetch on and off, into L1 and into L2");
   /* the fastest: the fewest seconds > 0 */
   const double a[4] = {0.5, 0.2, 0.3, 0.2}, b[3] = {0, 0.4, 0.1}, c[2] = {0, -1};
   CHECK(xb_gather_fastest(a, 4) == 1, "fastest of {0.5,0.2,0.3,0.2}: %d", xb_gather_fastest(a, 4));

@@ -8,7 +8,7 @@
  * without it is format 1: <= 64, <= 512, <= 2048, more).
  * XATTN_CONFIG_CLASSES(X) lists rows
  *   X(isa, dtype, d, dv, mode, extend_bucket, prefix_bucket,
- *     variant, layout, schedule, threads[, kv_splits, prefetch[, lanes_rows[, lanes_rows_fp8]]])
+ *     variant, layout, schedule, threads[, kv_splits, prefetch[, lanes_rows[, lanes_rows_fp8[, prefetch_level]]]])
  * matched top to bottom against a call's class (see xattn_extend_bucket /
  * xattn_prefix_bucket in xattn.h); "*" and -1 match anything; threads 0 means
  * all available. The first matching row wins, so specific rows come first and

@@ -174,6 +174,10 @@ xattn_status xattn_resolve_into(const xattn_problem *p, const xattn_options *opt
   if (xattn_layout_is_few_rows(r->layout) && !xattn_decode_fits(p)) r->layout = XATTN_LAYOUT_GQA;
   r->kv_splits = opts->kv_splits > 0 ? opts->kv_splits : row ? row->kv_splits : 0;
   r->prefetch = opts->prefetch != 0 ? opts->prefetch : row ? row->prefetch : 0;
+  if (opts->prefetch_level < 0 || opts->prefetch_level > 2)
+    return xattn_fail(XATTN_ERR_UNSUPPORTED, "options.prefetch_level: %d is not 0 (from the config header), 1 (L1) or 2 (L2)",
+                      opts->prefetch_level);
+  r->prefetch_level = opts->prefetch_level ? opts->prefetch_level : row && row->prefetch_level == 1 ? 1 : 2;
   if (opts->schedule == XATTN_SCHED_STATIC || opts->schedule == XATTN_SCHED_DYNAMIC)
     r->schedule = opts->schedule;
   else if (opts->schedule != XATTN_SCHED_AUTO)

@@ -174,6 +174,7 @@ static void init_run(xattn_plan *pl) {
   run->lanes = pl->layout == XATTN_LAYOUT_LANES;
   run->prefetch = !decode || pl->prefetch < 0 ? 0 : pl->prefetch > 0 ? pl->prefetch : xattn_auto_prefetch_tokens(p);
   if (run->prefetch > (1 << 16)) run->prefetch = 1 << 16; /* beyond any use; keeps t0 + prefetch in int32 */
+  run->prefetch_l1 = pl->prefetch_level == 1;
   /* flash layouts (prefetch not -1): the next gathered tile's rows are asked
      for while a tile computes, for caches of 16-bit and fp8 rows: on the Zen 3
      1.1-1.3x on bf16 / f16 rows of E 8-16 on P 8192 from DRAM, where the pack's

@@ -325,7 +325,7 @@ static int get_array(views *h, PyObject *obj, const char *name, elem e, int any_
 #define OPTION_LIST(X)                                                                                     \
   X(dtype) X(mode) X(cache_layout) X(cache_dtype) X(extend_start) X(encoder_lens) X(req_start_col) X(sinks) \
   X(k_scales) X(v_scales) X(tree_mask) X(scale) X(logit_cap) X(align) X(window) X(k_scale) X(v_scale)       \
-  X(page_size) X(variant) X(layout) X(isa) X(threads) X(schedule) X(kv_splits) X(prefetch)
+  X(page_size) X(variant) X(layout) X(isa) X(threads) X(schedule) X(kv_splits) X(prefetch) X(prefetch_level)
 typedef struct given {
 #define FIELD(name) PyObject *name;
   OPTION_LIST(FIELD)
@@ -604,6 +604,10 @@ static int fill_options(const given *g, xattn_options *o) {
   if (g->prefetch) {
     if (as_int(g->prefetch, "prefetch", INT32_MIN, INT32_MAX, &l) != OK) return FAILED;
     o->prefetch = (int)l;
+  }
+  if (g->prefetch_level) {
+    if (as_int(g->prefetch_level, "prefetch_level", INT32_MIN, INT32_MAX, &l) != OK) return FAILED;
+    o->prefetch_level = (int)l;
   }
   return OK;
 }

@@ -168,8 +168,13 @@ def test_every_run_option_reaches_the_library():
                                  isa="scalar", threads=1, schedule="static", kv_splits=2, prefetch=-1)
     check(got, b.oracle(), "f32")
     assert np.abs(got - want).max() < 1e-5
+    into_l1 = xattn.extend_attention(*b.args(), **b.kwargs(), layout="decode", prefetch=1, prefetch_level=1)
+    check(into_l1, b.oracle(), "f32")
     with pytest.raises(xattn.XattnError, match="isa") as e:
         xattn.extend_attention(*b.args(), **b.kwargs(), isa="z80")
+    assert e.value.status == "unsupported"
+    with pytest.raises(xattn.XattnError, match="prefetch_level") as e:  # reaches the library's check
+        xattn.extend_attention(*b.args(), **b.kwargs(), prefetch_level=3)
     assert e.value.status == "unsupported"
 
 

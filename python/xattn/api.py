@@ -254,7 +254,7 @@ def extend_attention(q, k_ext, v_ext, k_cache, v_cache, req_to_token, req_index,
     for NumPy uint16 data), mode, align, window=(left, right), scale (default
     1/sqrt(D)), logit_cap, sinks, tree_mask, extend_start, encoder_lens,
     req_start_col, cache_dtype, k_scale, v_scale, k_scales, v_scales, page_size,
-    variant, layout, isa, threads, schedule, kv_splits, prefetch.
+    variant, layout, isa, threads, schedule, kv_splits, prefetch, prefetch_level.
     Returns out (a new array/tensor like q when not given)."""
     if _call is None:
         _load()
@@ -268,7 +268,7 @@ def extend_attention(q, k_ext, v_ext, k_cache, v_cache, req_to_token, req_index,
     return out
 
 
-_RUN_OPTIONS = ("variant", "layout", "isa", "threads", "schedule", "kv_splits", "prefetch")
+_RUN_OPTIONS = ("variant", "layout", "isa", "threads", "schedule", "kv_splits", "prefetch", "prefetch_level")
 
 
 def reference(q, k_ext, v_ext, k_cache, v_cache, req_to_token, req_index, prefix_lens, extend_lens,

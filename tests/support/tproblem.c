@@ -519,9 +519,10 @@ void tp_describe_result(const tp_result *r, char *buf, size_t len) {
 
 /* ---- run configurations -------------------------------------------------- */
 static const int kv_split_values[] = {0, 2, 3, 7};
-/* decode layout: (splits, prefetch) pairs; 64 splits leave parts with no key
-   (or only masked keys) on the small problems of the grids */
-static const int decode_values[][2] = {{0, 0}, {1, -1}, {3, 1}, {64, 5}};
+/* decode layout: (splits, prefetch, prefetch level) triples; 64 splits leave
+   parts with no key (or only masked keys) on the small problems of the grids;
+   the level (into L1, into L2) changes no result, only which prefetch runs */
+static const int decode_values[][3] = {{0, 0, 0}, {1, -1, 0}, {3, 1, 1}, {64, 5, 2}};
 static const int thread_values[] = {1, 2, 3};
 static const xattn_schedule sched_values[] = {XATTN_SCHED_AUTO, XATTN_SCHED_STATIC,
                                               XATTN_SCHED_DYNAMIC};
@@ -546,7 +547,7 @@ int tp_exec_list(tp_level level, tp_exec **out) {
   for (int i = 0; i < xattn_isa_count() && nisa < 16; ++i)
     if (xattn_isa_runnable(xattn_isa_name(i))) isas[nisa++] = xattn_isa_name(i);
   /* layout configurations: kvsplit once per split count */
-  struct { const char *layout; int splits, prefetch; } lc[64];
+  struct { const char *layout; int splits, prefetch, level; } lc[64];
   int nlc = 0;
   for (int l = 0; l < xattn_layout_count(); ++l) {
     const char *name = xattn_layout_name(l);
@@ -554,7 +555,8 @@ int tp_exec_list(tp_level level, tp_exec **out) {
     for (int k = 0; k < (kvsplit || decode ? 4 : 1) && nlc < 64; ++k) {
       lc[nlc].layout = name;
       lc[nlc].splits = kvsplit ? kv_split_values[k] : decode ? decode_values[k][0] : 0;
-      lc[nlc++].prefetch = decode ? decode_values[k][1] : 0;
+      lc[nlc].prefetch = decode ? decode_values[k][1] : 0;
+      lc[nlc++].level = decode ? decode_values[k][2] : 0;
     }
   }
   int nv = xattn_variant_count(), nts = 9;
@@ -568,7 +570,7 @@ int tp_exec_list(tp_level level, tp_exec **out) {
     for (int i = 0; i < m; ++i, ++rot) {
       tp_exec e = {isas[i % nisa], xattn_variant_name(i % nv), lc[i % nlc].layout,
                    thread_values[rot % 3], sched_values[(rot / 3) % 3], lc[i % nlc].splits,
-                   lc[i % nlc].prefetch};
+                   lc[i % nlc].prefetch, lc[i % nlc].level};
       if (keep(&e)) list[n++] = e;
     }
   } else if (level == TP_LEVEL_AUTO) {
@@ -581,7 +583,7 @@ int tp_exec_list(tp_level level, tp_exec **out) {
     for (int i = 0; i < nisa; ++i)
       for (int l = 0; l < nlc; ++l, ++rot) {
         tp_exec e = {isas[i], xattn_variant_name(rot % nv), lc[l].layout, thread_values[rot % 3],
-                     sched_values[(rot / 3) % 3], lc[l].splits};
+                     sched_values[(rot / 3) % 3], lc[l].splits, lc[l].prefetch, lc[l].level};
         if (keep(&e)) list[n++] = e;
       }
   } else {
@@ -593,7 +595,7 @@ int tp_exec_list(tp_level level, tp_exec **out) {
               break; /* the few-rows layouts have no variants */
             int k = level == TP_LEVEL_FULL ? ts : rot++;
             tp_exec e = {isas[i], xattn_variant_name(v), lc[l].layout, thread_values[k % 3],
-                         sched_values[(k / 3) % 3], lc[l].splits, lc[l].prefetch};
+                         sched_values[(k / 3) % 3], lc[l].splits, lc[l].prefetch, lc[l].level};
             if (keep(&e)) list[n++] = e;
             if (level != TP_LEVEL_FULL) break;
           }
@@ -603,8 +605,9 @@ int tp_exec_list(tp_level level, tp_exec **out) {
 }
 
 void tp_exec_describe(const tp_exec *e, char *buf, size_t len) {
-  snprintf(buf, len, "isa=%s variant=%s layout=%s kv_splits=%d prefetch=%d threads=%d schedule=%s", e->isa,
-           e->variant ? e->variant : "auto", e->layout ? e->layout : "auto", e->kv_splits, e->prefetch, e->threads, xattn_schedule_name(e->schedule));
+  snprintf(buf, len, "isa=%s variant=%s layout=%s kv_splits=%d prefetch=%d prefetch_level=%d threads=%d schedule=%s",
+           e->isa, e->variant ? e->variant : "auto", e->layout ? e->layout : "auto", e->kv_splits, e->prefetch,
+           e->prefetch_level, e->threads, xattn_schedule_name(e->schedule));
 }
 
 void tp_exec_options(const tp_exec *e, xattn_options *o) {
@@ -616,6 +619,7 @@ void tp_exec_options(const tp_exec *e, xattn_options *o) {
   o->schedule = e->schedule;
   o->kv_splits = e->kv_splits;
   o->prefetch = e->prefetch;
+  o->prefetch_level = e->prefetch_level;
 }
 
 const char *tp_compiled_variant(const char *want) {

@@ -126,6 +126,7 @@ typedef struct tp_exec {
   xattn_schedule schedule;
   int kv_splits;
   int prefetch; /* decode layout */
+  int prefetch_level; /* decode layout: 0 (header), 1 (L1), 2 (L2) */
 } tp_exec;
 
 typedef enum tp_level {

@@ -34,6 +34,7 @@ static void row_cand(const tune_row *r, int cores, tune_cand *c) {
   c->threads = r->threads > 0 ? r->threads : cores;
   c->kv_splits = r->kv_splits;
   c->prefetch = r->prefetch;
+  c->prefetch_level = r->prefetch_level;
   snprintf(c->placement, sizeof c->placement, "compact");
   tune_cand_make_key(c);
 }

@@ -78,12 +78,16 @@ int tune_env_open(tune_env *e, char *err, size_t errn) {
   for (int i = 0; i < xattn_layout_count() && a->n_layouts < TUNE_MAX_AXIS; i++)
     a->layouts[a->n_layouts++] = xattn_layout_name(i);
   /* few-rows layouts (decode, lanes): key-range splits and prefetch distances in tokens:
-     0 = the kernels' auto rule, -1 = no software prefetch */
-  static const int split_values[] = {0, 1, 2, 4, 8}, prefetch_values[] = {0, -1, 64};
+     0 = the kernels' auto rule, -1 = no software prefetch; each with the level it fills
+     (0: the default, L2; 1: L1), the CPU's call (bench/README.md "prefetch into L1"):
+     the auto distance into L1 is the one pair that adds */
+  static const int split_values[] = {0, 1, 2, 4, 8}, prefetch_values[] = {0, -1, 64, 0}, level_values[] = {0, 0, 0, 1};
+  _Static_assert(sizeof prefetch_values == sizeof level_values, "one level per prefetch value");
   a->n_splits = (int)(sizeof split_values / sizeof *split_values);
   memcpy(a->splits, split_values, sizeof split_values);
   a->n_prefetch = (int)(sizeof prefetch_values / sizeof *prefetch_values);
   memcpy(a->prefetch, prefetch_values, sizeof prefetch_values);
+  memcpy(a->prefetch_level, level_values, sizeof level_values);
   a->n_schedules = 2;
   a->schedules[0] = schedules[0];
   a->schedules[1] = schedules[1];

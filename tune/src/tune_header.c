@@ -70,7 +70,7 @@ static const char *expect(const char *p, char c) {
 }
 
 /* X("isa", "dtype", d, dv, "mode", eb, pb, "variant", "layout", "schedule", threads
- *   [, kv_splits, prefetch[, lanes_rows[, lanes_rows_fp8]]]) */
+ *   [, kv_splits, prefetch[, lanes_rows[, lanes_rows_fp8[, prefetch_level]]]]) */
 static const char *parse_row(const char *p, tune_row *r) {
   memset(r, 0, sizeof *r);
   if (!(p = expect(p, '('))) return NULL;
@@ -93,6 +93,8 @@ static const char *parse_row(const char *p, tune_row *r) {
     if (lanes && !(p = parse_int(lanes, &r->lanes_rows))) return NULL;
     const char *fp8 = lanes ? expect(p, ',') : NULL;
     if (fp8 && !(p = parse_int(fp8, &r->lanes_rows_fp8))) return NULL;
+    const char *level = fp8 ? expect(p, ',') : NULL;
+    if (level && !(p = parse_int(level, &r->prefetch_level))) return NULL;
   }
   if (!(p = expect(p, ')'))) return NULL;
   return p;
@@ -182,7 +184,7 @@ int tune_header_parse(const char *path, tune_row *rows, int cap, char *provenanc
       int line = 1;
       for (const char *c = txt; c < p; c++) line += *c == '\n';
       snprintf(err, errn, "%s:%d: row %d is not X(\"isa\", \"dtype\", d, dv, \"mode\", eb, pb, "
-                          "\"variant\", \"layout\", \"schedule\", threads[, kv_splits, prefetch[, lanes_rows[, lanes_rows_fp8]]])", path, line, n + 1);
+                          "\"variant\", \"layout\", \"schedule\", threads[, kv_splits, prefetch[, lanes_rows[, lanes_rows_fp8[, prefetch_level]]]])", path, line, n + 1);
       free(txt);
       return -1;
     }
@@ -411,7 +413,7 @@ int tune_header_write_cpu(const char *path, const char *comment, const char *pro
     p = nl ? nl + 1 : p + len;
   }
   fputs(" *\n * Rows: X(isa, dtype, d, dv, mode, extend_bucket, prefix_bucket,\n"
-        " *          variant, layout, schedule, threads[, kv_splits, prefetch[, lanes_rows[, lanes_rows_fp8]]]);\n"
+        " *          variant, layout, schedule, threads[, kv_splits, prefetch[, lanes_rows[, lanes_rows_fp8[, prefetch_level]]]]);\n"
         " *          first"
         " * match wins, the last row matches everything. Build with -DXATTN_CONFIG_HEADER=<this file>.\n */\n",
         f);
@@ -442,7 +444,10 @@ int tune_header_write_cpu(const char *path, const char *comment, const char *pro
     put_c_string(f, r->layout);
     fputs(", ", f);
     put_c_string(f, r->schedule);
-    if (r->lanes_rows_fp8)
+    if (r->prefetch_level)
+      fprintf(f, ", %d, %d, %d, %d, %d, %d", r->threads, r->kv_splits, r->prefetch, r->lanes_rows, r->lanes_rows_fp8,
+              r->prefetch_level);
+    else if (r->lanes_rows_fp8)
       fprintf(f, ", %d, %d, %d, %d, %d", r->threads, r->kv_splits, r->prefetch, r->lanes_rows, r->lanes_rows_fp8);
     else if (r->lanes_rows) fprintf(f, ", %d, %d, %d, %d", r->threads, r->kv_splits, r->prefetch, r->lanes_rows);
     else if (r->kv_splits || r->prefetch) fprintf(f, ", %d, %d, %d", r->threads, r->kv_splits, r->prefetch);

@@ -18,6 +18,7 @@ typedef struct tune_row {
   int kv_splits, prefetch; /* optional columns (decode layout); 0 = auto, written only when set */
   int lanes_rows;          /* optional column (decode layout): groups of this many rows run lanes; 0 = never */
   int lanes_rows_fp8;      /* optional column after it: the same for an fp8 cache; 0 = lanes_rows */
+  int prefetch_level;      /* optional column after it: 1 = decode / lanes prefetch into L1; 0 = default (L2) */
   char comment[240]; /* written as a comment line above the row; may be empty */
 } tune_row;
 

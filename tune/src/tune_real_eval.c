@@ -152,6 +152,7 @@ void real_eval_options(const tune_cand *c, void *out) {
   o->threads = c->threads;
   o->kv_splits = c->kv_splits;
   o->prefetch = c->prefetch;
+  o->prefetch_level = c->prefetch_level;
 }
 
 /* Binds the team the call will use; a no-op when nothing changed. */

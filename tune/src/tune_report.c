@@ -11,7 +11,7 @@
 
 /* The rows of the header this build was compiled with (the "defaults"). */
 #include TUNE_BASE_HEADER
-/* threads may be followed by kv_splits, prefetch, lanes_rows and lanes_rows_fp8 (optional columns) */
+/* threads may be followed by kv_splits, prefetch, lanes_rows, lanes_rows_fp8 and prefetch_level (optional columns) */
 #define TUNE_BASE_ROW(i, t, d, dv, m, eb, pb, v, l, s, ...) {i, t, d, dv, m, eb, pb, v, l, s, __VA_ARGS__},
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers" /* the left-out columns are 0 = auto */
 static const tune_row base_rows[] = {XATTN_CONFIG_CLASSES(TUNE_BASE_ROW)};
@@ -34,6 +34,7 @@ void tune_default_config(const tune_class_set *cs, int ci, char *out, size_t n) 
     char extra[48] = "";
     if (r->kv_splits) snprintf(extra, sizeof extra, "/s%d", r->kv_splits);
     if (r->prefetch) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "/pf%d", r->prefetch);
+    if (r->prefetch_level) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "/pfl%d", r->prefetch_level);
     /* lanes from this many rows per KV group (the defaults run it so: NULL options) */
     if (r->lanes_rows) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "/lanes>=%d", r->lanes_rows);
     if (r->lanes_rows_fp8)

@@ -73,6 +73,7 @@ int tune_make_rows(const tune_result *res, int n, const tune_row *base, int nbas
     w->threads = r->best.threads == cores ? 0 : r->best.threads;
     w->kv_splits = r->best.kv_splits;
     w->prefetch = r->best.prefetch;
+    w->prefetch_level = r->best.prefetch_level;
     /* the group sizes from which decode hands a KV group to the lanes tile are
        not a search axis: the base row the class matched keeps saying it */
     for (int j = 0; j < nbase; j++)

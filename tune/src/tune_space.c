@@ -17,7 +17,9 @@ void tune_cand_make_key(tune_cand *c) {
   if (c->kv_splits && n > 0 && (size_t)n < sizeof c->key)
     n += snprintf(c->key + n, sizeof c->key - (size_t)n, "/s%d", c->kv_splits);
   if (c->prefetch && n > 0 && (size_t)n < sizeof c->key)
-    snprintf(c->key + n, sizeof c->key - (size_t)n, "/pf%d", c->prefetch);
+    n += snprintf(c->key + n, sizeof c->key - (size_t)n, "/pf%d", c->prefetch);
+  if (c->prefetch_level && n > 0 && (size_t)n < sizeof c->key)
+    snprintf(c->key + n, sizeof c->key - (size_t)n, "/pfl%d", c->prefetch_level);
 }
 
 int tune_parse_variant(const char *v, int *bm, int *bn) {
@@ -91,6 +93,7 @@ int tune_space_enumerate(const tune_class *cls, const tune_axes *axes,
                 copy_name(c.placement, axes->placements[p]);
                 c.kv_splits = sv[si];
                 c.prefetch = pv[pi];
+                c.prefetch_level = !flash_pf && prefetching && axes->n_prefetch ? axes->prefetch_level[pi] : 0;
                 tune_cand_make_key(&c);
                 if (tune_prune_check(&pc, &c) != NULL) continue;
                 if (n < cap) out[n] = c;

@@ -36,7 +36,8 @@ typedef struct tune_cand {
   char placement[TUNE_NAME_MAX];
   int kv_splits;                /* decode: key-range splits, 0 = auto */
   int prefetch;                 /* decode: prefetch distance in tokens, 0 = auto, -1 = off; flash: 0 or -1 */
-  char key[TUNE_KEY_MAX];       /* "BMxBN/layout/schedule/tN/placement[/sS][/pfP]" */
+  int prefetch_level;           /* few-rows layouts: 1 = that prefetch fills L1; 0 = the default (L2) */
+  char key[TUNE_KEY_MAX];       /* "BMxBN/layout/schedule/tN/placement[/sS][/pfP][/pflL]" */
 } tune_cand;
 
 /* What can vary, as the library build and the machine offer it. */
@@ -48,6 +49,7 @@ typedef struct tune_axes {
   int n_placements; const char *placements[TUNE_MAX_AXIS];
   int n_splits;     int splits[TUNE_MAX_AXIS];   /* decode layout only */
   int n_prefetch;   int prefetch[TUNE_MAX_AXIS]; /* decode layout only */
+  int prefetch_level[TUNE_MAX_AXIS];             /* paired with prefetch[]: 1 = into L1, 0 = default */
 } tune_axes;
 
 /* Machine facts the constraints read (from hwloc via bench in the real tool). */

@@ -226,6 +226,21 @@ static int test_space(void) {
   CHECK(other_variant == 0, "decode kept %d candidates of other variants", other_variant);
   CHECK(pairs == 3, "decode split 4 / prefetch off: %d candidates with the key suffix", pairs);
   CHECK(kv_other == 0, "split / prefetch values on a layout that ignores them (%d)", kv_other);
+  /* the prefetch level rides on the prefetch axis: the auto distance into L2 and into L1 */
+  ad.n_prefetch = 2;
+  ad.prefetch[0] = ad.prefetch[1] = 0;
+  ad.prefetch_level[0] = 0;
+  ad.prefetch_level[1] = 1;
+  nd = tune_space_enumerate(&dec, &ad, &md, cd, 4096);
+  int n_l1 = 0, n_l2 = 0, l1_elsewhere = 0;
+  for (int i = 0; i < nd; i++) {
+    const int keyed = strstr(cd[i].key, "/pfl1") != NULL;
+    if (strcmp(cd[i].layout, "decode") != 0) l1_elsewhere += cd[i].prefetch_level != 0 || keyed;
+    else if (cd[i].prefetch_level == 1 && keyed) n_l1++;
+    else if (cd[i].prefetch_level == 0 && !keyed) n_l2++;
+  }
+  CHECK(n_l1 == 9 && n_l2 == 9, "decode candidates into L1 / L2: %d / %d, want 9 each (3 splits x 3 threads/schedules)", n_l1, n_l2);
+  CHECK(l1_elsewhere == 0, "a prefetch level on a layout without the decode prefetch (%d)", l1_elsewhere);
   /* the flash layouts' prefetch: {auto, off} for a 16-bit class of short
      extends on a long prefix, in pairs with the key suffix; none for f32 or a
      short prefix */
@@ -668,8 +683,8 @@ static int test_header(const char *cc) {
   fake_cand_from_key("16x64/gqa/static/t1/compact", &res[1].best);
   tune_row base[2];
   memset(base, 0, sizeof base);
-  tune_row b0 = {"*", "*", -1, -1, "*", 0, 2, "16x256", "kvsplit", "static", 0, 0, 0, 0, 0, ""};
-  tune_row b1 = {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, 0, 0, 16, 48, ""};
+  tune_row b0 = {"*", "*", -1, -1, "*", 0, 2, "16x256", "kvsplit", "static", 0, 0, 0, 0, 0, 0, ""};
+  tune_row b1 = {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, 0, 0, 16, 48, 0, ""};
   base[0] = b0;
   base[1] = b1;
   tune_row rows[8];
@@ -679,7 +694,7 @@ static int test_header(const char *cc) {
   CHECK(rows[0].lanes_rows == 16, "tuned row: lanes_rows %d, want the base row's 16 (the row its class matched)", rows[0].lanes_rows);
   CHECK(rows[0].lanes_rows_fp8 == 48, "tuned row: lanes_rows_fp8 %d, want the base row's 48", rows[0].lanes_rows_fp8);
   /* a decode row with its optional columns survives the round trip */
-  tune_row dec = {"*", "bf16", -1, -1, "*", 0, 3, "64x64", "decode", "static", 0, 4, -1, 24, 40, "decode"};
+  tune_row dec = {"*", "bf16", -1, -1, "*", 0, 3, "64x64", "decode", "static", 0, 4, -1, 24, 40, 1, "decode"};
   rows[3] = rows[2];
   rows[2] = rows[1];
   rows[1] = dec;
@@ -698,8 +713,10 @@ static int test_header(const char *cc) {
     CHECK(!strcmp(back[i].variant, rows[i].variant) && back[i].d == rows[i].d &&
               back[i].extend_bucket == rows[i].extend_bucket && back[i].threads == rows[i].threads &&
               back[i].kv_splits == rows[i].kv_splits && back[i].prefetch == rows[i].prefetch &&
-              back[i].lanes_rows == rows[i].lanes_rows && back[i].lanes_rows_fp8 == rows[i].lanes_rows_fp8,
+              back[i].lanes_rows == rows[i].lanes_rows && back[i].lanes_rows_fp8 == rows[i].lanes_rows_fp8 &&
+              back[i].prefetch_level == rows[i].prefetch_level,
           "row %d differs", i);
+  CHECK(nb > 1 && back[1].prefetch_level == 1, "the decode row's prefetch_level (1: into L1) survives the round trip");
   CHECK(!strcmp(prov, "xattn-tune; \"q\""), "provenance %s", prov);
   char vars[256];
   tune_rows_variants(back, nb, vars, sizeof vars);
@@ -713,7 +730,7 @@ static int test_header(const char *cc) {
           "#include <stdio.h>\n#include <string.h>\n#include <stdlib.h>\n"
           "#include \"%s\"\n"
           "struct row { const char *isa, *dtype; int d, dv; const char *mode; int eb, pb;"
-          " const char *variant, *layout, *schedule; int threads, kv_splits, prefetch, lanes_rows, lanes_rows_fp8; };\n"
+          " const char *variant, *layout, *schedule; int threads, kv_splits, prefetch, lanes_rows, lanes_rows_fp8, prefetch_level; };\n"
           "#define ROW(i,t,d,dv,m,eb,pb,v,l,s,...) {i,t,d,dv,m,eb,pb,v,l,s,__VA_ARGS__},\n"
           "static const struct row rows[] = { XATTN_CONFIG_CLASSES(ROW) };\n"
           "static int sm(const char *p, const char *v) { return !strcmp(p, \"*\") || !strcmp(p, v); }\n"
@@ -725,8 +742,8 @@ static int test_header(const char *cc) {
           "    if (sm(r->isa, argv[1]) && sm(r->dtype, argv[2]) && (r->d == -1 || r->d == d) &&\n"
           "        (r->dv == -1 || r->dv == dv) && sm(r->mode, argv[5]) && (r->eb == -1 || r->eb == eb) &&\n"
           "        (r->pb == -1 || r->pb == pb)) {\n"
-          "      printf(\"%%s %%s %%s %%d %%d %%d %%d %%d|%%s\\n\", r->variant, r->layout, r->schedule, r->threads,"
-          " r->kv_splits, r->prefetch, r->lanes_rows, r->lanes_rows_fp8,"
+          "      printf(\"%%s %%s %%s %%d %%d %%d %%d %%d %%d|%%s\\n\", r->variant, r->layout, r->schedule, r->threads,"
+          " r->kv_splits, r->prefetch, r->lanes_rows, r->lanes_rows_fp8, r->prefetch_level,"
           " XATTN_CONFIG_PROVENANCE);\n"
           "      return 0;\n    }\n  }\n  return 1;\n}\n",
           hpath);
@@ -736,11 +753,11 @@ static int test_header(const char *cc) {
   CHECK(rc == 0, "the written header does not compile: %s", cmd);
   if (rc != 0) return 0;
   struct { const char *args, *want; } q[] = {
-      {"avx512 f32 128 128 causal 2 0", "32x256 flat static 1 0 0 16 48|xattn-tune; \"q\""},
-      {"avx512 f32 128 128 causal 0 2", "16x256 kvsplit static 0 0 0 0 0|"},
-      {"avx512 f32 128 128 causal 1 0", "64x64 gqa dynamic 0 0 0 16 48|"},
-      {"avx2 f32 128 128 causal 2 0", "64x64 gqa dynamic 0 0 0 16 48|"},
-      {"avx512 bf16 128 128 causal 0 3", "64x64 decode static 0 4 -1 24 40|"},
+      {"avx512 f32 128 128 causal 2 0", "32x256 flat static 1 0 0 16 48 0|xattn-tune; \"q\""},
+      {"avx512 f32 128 128 causal 0 2", "16x256 kvsplit static 0 0 0 0 0 0|"},
+      {"avx512 f32 128 128 causal 1 0", "64x64 gqa dynamic 0 0 0 16 48 0|"},
+      {"avx2 f32 128 128 causal 2 0", "64x64 gqa dynamic 0 0 0 16 48 0|"},
+      {"avx512 bf16 128 128 causal 0 3", "64x64 decode static 0 4 -1 24 40 1|"},
   };
   for (int i = 0; i < 5; i++) {
     snprintf(cmd, sizeof cmd, "'%s' %s", exe, q[i].args);
@@ -760,8 +777,8 @@ static int test_header(const char *cc) {
 /* ---- xattn-tune merge: one header for several CPU classes ----------------------- */
 static void write_tuned(const char *path, const char *machine, const char *digest, const char *cls_name,
                         int model, int l2, const char *variant) {
-  tune_row rows[2] = {{"avx512", "f32", 128, 128, "causal", 1, 0, "", "gqa", "static", 0, 0, 0, 0, 0, "tuned"},
-                      {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, 0, 0, 0, 0, ""}};
+  tune_row rows[2] = {{"avx512", "f32", 128, 128, "causal", 1, 0, "", "gqa", "static", 0, 0, 0, 0, 0, 0, "tuned"},
+                      {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, 0, 0, 0, 0, 0, ""}};
   snprintf(rows[0].variant, sizeof rows[0].variant, "%s", variant);
   static tune_header_cpu cpu;
   memset(&cpu, 0, sizeof cpu);
@@ -789,7 +806,7 @@ static int test_merge(void) {
   write_tuned(b, "node-b", "0123456789abcdef", "intel-6-207-l2_1024k-l3_8c-avx512", 207, 1024, "32x256");
   write_tuned(c, "node-c", "0123456789abcdef", "intel-6-143-l2_2048k-l3_8c-avx512", 143, 2048, "16x64");
   write_tuned(d, "node-d", "fedcba9876543210", "intel-6-106-l2_1280k-l3_8c-avx512", 106, 1280, "64x32");
-  tune_row brow = {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, 0, 0, 0, 0, ""};
+  tune_row brow = {"*", "*", -1, -1, "*", -1, -1, "64x64", "gqa", "dynamic", 0, 0, 0, 0, 0, 0, ""};
   CHECK(tune_header_write(base, "base", "hand-written default", &brow, 1, err, sizeof err) == 0, "%s", err);
 
   const char *in1[] = {a, b, c};

@@ -65,12 +65,18 @@ double xb_gather_plan_bytes(const xb_gather_plan *plan);
 /* A way to read the plan: per tile of `tile_tokens` consecutive visible
  * tokens, per KV head, the tile's K rows then its V rows (tile 1: token-major,
  * every head of a token before the next token), prefetching the rows
- * `prefetch_kib` KiB on into L2 (0: none; at least one tile on). */
+ * `prefetch_kib` KiB on (0: none; at least one tile on) into L2 (T1, the
+ * decode path's default), or into L1 (T0) where prefetch_l1 is set: the
+ * decode path's level is a run setting (xattn_options.prefetch_level), on the
+ * Ice Lake VM T0 read fp8 and shuffled rows up to 1.25x faster than any T1
+ * strategy (bench/README.md "prefetch into L1"), and a roof must be the best
+ * read any level gives. */
 typedef struct xb_gather_strategy {
   int32_t tile_tokens;
   int32_t prefetch_kib;
+  int32_t prefetch_l1;
 } xb_gather_strategy;
-#define XB_GATHER_STRATEGIES 9
+#define XB_GATHER_STRATEGIES 12
 extern const xb_gather_strategy xb_gather_strategies[XB_GATHER_STRATEGIES];
 
 /* What one pass read: its wall seconds, the bytes it loaded and their

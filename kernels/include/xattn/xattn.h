@@ -183,6 +183,9 @@ typedef struct xattn_options {
                           config header, else auto (xattn_auto_prefetch_tokens: ~64 KiB of
                           rows ahead); < 0: off. flat / gqa / kvsplit: any value but < 0
                           asks for the next gathered tile's rows (16-bit and fp8 caches); < 0: off */
+  int prefetch_level;  /* decode / lanes layouts: the cache level that prefetch fills: 1 L1
+                          (prefetcht0), 2 L2 (prefetcht1); 0: from the config header, else 2.
+                          The best level is the CPU's (bench/README.md "prefetch into L1") */
 } xattn_options;
 
 XATTN_API void xattn_options_init(xattn_options *o);

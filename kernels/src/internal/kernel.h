@@ -50,6 +50,7 @@ typedef struct xattn_run {
   float cap2;            /* logit_cap * log2(e), 0 = off */
   const int64_t *ext_start; /* [B] first row of request b (extend_start or prefix sum) */
   int prefetch;          /* decode layout: software prefetch distance in tokens, 0 = none */
+  int prefetch_l1;       /* decode / lanes: that prefetch fills L1 (prefetcht0), else L2 (prefetcht1) */
   int tile_prefetch;     /* flash layouts: ask for the next gathered tile's rows while a tile computes */
   int lanes;             /* few-rows items: 1 = layout lanes (decode.inc's rows-in-lanes tiles) */
   xattn_kvpack kvp;      /* K/V packed per (request, KV head), or buf NULL */
@@ -145,6 +146,7 @@ typedef struct xattn_config_row {
                             longest request's) runs the lanes layout instead; 0 = never (optional column) */
   int lanes_rows_fp8;    /* the same for a call with an fp8 cache (decode's fp8 blocks and the lanes
                             tiles' widening move the crossover); 0 = lanes_rows (optional column) */
+  int prefetch_level;    /* decode / lanes: the level prefetch fills, 1 = L1, 2 = L2, 0 = L2 (optional column) */
 } xattn_config_row;
 /* config.c: fails (one line) when the header has CPU classes and this CPU's
  * class cannot be known (a malformed XATTN_CPU_CLASS); call before the lookup.

@@ -50,6 +50,7 @@ struct xattn_plan {
   xattn_schedule schedule;   /* static or dynamic */
   int threads;               /* as resolved (what xattn_resolve reports) */
   int kv_splits, prefetch;   /* kvsplit / decode key-range splits, decode prefetch; 0 = auto */
+  int prefetch_level;        /* decode / lanes: 1 = prefetch into L1, 2 = into L2 */
 
   /* partition (driver.c) */
   xattn_run run;             /* everything but run.p, which each run sets */
