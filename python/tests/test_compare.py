@@ -486,6 +486,15 @@ class UnitTest(unittest.TestCase):
         f = results.parse_name(synth.name_of("prefix-mix", "w1", threads=2) + "/real_time")
         self.assertEqual((f["suite"], f["wl"], f["threads"], f["_extra"]), ("prefix-mix", "w1", "2", "real_time"))
 
+    def test_run_setting_segments_survive_format_name(self):
+        """xattn-bench's run-setting segments (docs/formats.md §3): rows that
+        differ only in one of them must keep different names."""
+        base = synth.name_of("decode", "b8-p4096", threads=2)
+        names = [base + "/pf:auto/pfl:" + level for level in ("auto", "l1", "l2")]
+        formatted = [results.format_name(results.parse_name(n)) for n in names]
+        self.assertEqual(formatted, names)
+        self.assertEqual(len(set(formatted)), 3)
+
 
 if __name__ == "__main__":
     unittest.main()

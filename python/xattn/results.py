@@ -14,8 +14,9 @@ import re
 import tempfile
 
 # Order of the key:value segments of a benchmark name (docs/formats.md §3).
-# the last three only on xattn rows run with xattn-bench --schedules / --kv-splits / --prefetch
-NAME_KEYS = ("suite", "wl", "dtype", "impl", "variant", "layout", "isa", "threads", "place", "sched", "splits", "pf")
+# the last four only on xattn rows run with xattn-bench --schedules / --kv-splits / --prefetch / --prefetch-level
+NAME_KEYS = ("suite", "wl", "dtype", "impl", "variant", "layout", "isa", "threads", "place", "sched", "splits", "pf",
+             "pfl")
 
 # Counters that are rates (higher is better) and worth comparing between runs.
 RATE_COUNTERS = ("gflops", "tokens_per_s", "pct_peak", "speedup_vs_blas")
