@@ -677,6 +677,7 @@ static int test_header(const char *cc) {
   res[0].cls = cls;
   res[0].adopt = 1;
   fake_cand_from_key("32x256/flat/static/t1/compact", &res[0].best);
+  res[0].best.prefetch_level = 1; /* a search axis: the tuned row must carry it */
   res[0].speedup = (tune_ratio){1.2, 1.1, 1.3};
   res[1].cls = test_class(1, 0, "hd2");
   res[1].adopt = 0;
@@ -693,6 +694,7 @@ static int test_header(const char *cc) {
   /* lanes_rows is no search axis: a tuned row keeps the base row's that its class matched */
   CHECK(rows[0].lanes_rows == 16, "tuned row: lanes_rows %d, want the base row's 16 (the row its class matched)", rows[0].lanes_rows);
   CHECK(rows[0].lanes_rows_fp8 == 48, "tuned row: lanes_rows_fp8 %d, want the base row's 48", rows[0].lanes_rows_fp8);
+  CHECK(rows[0].prefetch_level == 1, "tuned row: prefetch_level %d, want the best candidate's 1", rows[0].prefetch_level);
   /* a decode row with its optional columns survives the round trip */
   tune_row dec = {"*", "bf16", -1, -1, "*", 0, 3, "64x64", "decode", "static", 0, 4, -1, 24, 40, 1, "decode"};
   rows[3] = rows[2];
@@ -753,7 +755,7 @@ static int test_header(const char *cc) {
   CHECK(rc == 0, "the written header does not compile: %s", cmd);
   if (rc != 0) return 0;
   struct { const char *args, *want; } q[] = {
-      {"avx512 f32 128 128 causal 2 0", "32x256 flat static 1 0 0 16 48 0|xattn-tune; \"q\""},
+      {"avx512 f32 128 128 causal 2 0", "32x256 flat static 1 0 0 16 48 1|xattn-tune; \"q\""},
       {"avx512 f32 128 128 causal 0 2", "16x256 kvsplit static 0 0 0 0 0 0|"},
       {"avx512 f32 128 128 causal 1 0", "64x64 gqa dynamic 0 0 0 16 48 0|"},
       {"avx2 f32 128 128 causal 2 0", "64x64 gqa dynamic 0 0 0 16 48 0|"},
