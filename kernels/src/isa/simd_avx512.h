@@ -96,7 +96,7 @@ static inline vf v_load_widen(const void *src, xattn_dtype dt) {
  * ~code & 0x7f reaches 0 exactly where a NaN code was seen: two operations
  * per 64 codes and one test at the end. The earlier screen (a compare, a mask
  * move and an OR per 64 codes, a branch per row) cost an e4m3fn decode tile
- * 8-11 % of its time on the Ice Lake VM (bench/README.md "the e4m3fn NaN
+ * 8-12 % of its time on the Ice Lake VM (bench/README.md "the e4m3fn NaN
  * screen"). Bytes past n are loaded as 0, which counts as no NaN. */
 static inline int v_e4m3fn_rows_have_nan(const char *const *rows, int nrows, int n) {
   const __m512i low7 = _mm512_set1_epi8(0x7f);
